@@ -1,0 +1,41 @@
+// Errors that mean "a dependency could not be reached" rather than "this request is wrong":
+// they answer 503 with Retry-After, never 500, so clients retry with backoff.
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+]);
+
+// PostgreSQL SQLSTATEs: class 08 (connection exception), admin/crash shutdown, cannot
+// connect now, too many connections.
+const PG_UNAVAILABLE = /^(08...|57P0[1-3]|53300)$/;
+
+const CONNECT_MESSAGES = [
+  'timeout exceeded when trying to connect',
+  'Connection terminated',
+  'Client has encountered a connection error',
+  'The client is closed',
+];
+
+export function isDependencyUnavailable(err: unknown, depth = 0): boolean {
+  if (!(err instanceof Error) || depth > 4) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (NETWORK_CODES.has(code) || PG_UNAVAILABLE.test(code))) {
+    return true;
+  }
+  if (CONNECT_MESSAGES.some((m) => err.message.includes(m))) return true;
+  if (
+    err instanceof AggregateError &&
+    err.errors.some((e) => isDependencyUnavailable(e, depth + 1))
+  ) {
+    return true;
+  }
+  return isDependencyUnavailable(err.cause, depth + 1);
+}

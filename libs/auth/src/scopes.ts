@@ -1,0 +1,17 @@
+/** Decisions D.1: the complete list of Scopes. */
+export const SCOPES = [
+  'contacts:read',
+  'contacts:write',
+  'contacts:export',
+  'contacts:erase',
+  'events:write',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+export const DEFAULT_SECRET_KEY_SCOPES: readonly Scope[] = ['events:write', 'contacts:write'];
+export const PUBLISHABLE_KEY_SCOPES: readonly Scope[] = ['events:write'];
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}

@@ -1,0 +1,93 @@
+import { createRemoteJWKSet, errors as jose, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { errors } from '@herald/errors';
+import { CLAIMS, TOKEN_ALGORITHM, type Principal } from './token.js';
+
+export interface TokenVerifierOptions {
+  /** The auth service's JWKS, e.g. http://auth:8080/.well-known/jwks.json. */
+  jwksUrl: string;
+  issuer: string;
+  audience: string;
+  /** Tolerated clock difference between services, seconds. */
+  clockToleranceSeconds?: number;
+  /** Tests inject a local key set; production fetches the JWKS. */
+  keySet?: JWTVerifyGetKey;
+}
+
+export interface TokenVerifier {
+  /** Resolves the token's principal, or throws 401 unauthenticated (503 when the JWKS is unreachable). */
+  verify(token: string): Promise<Principal>;
+}
+
+/**
+ * The JWKS could not be fetched or read: a dependency problem (503), not the caller's (401).
+ * jose throws a non-JOSE error when fetch fails, and a bare JOSEError (ERR_JOSE_GENERIC) for
+ * a non-200 answer.
+ */
+function isKeySetUnavailable(err: unknown): boolean {
+  if (!(err instanceof jose.JOSEError)) return true;
+  return (
+    err instanceof jose.JWKSTimeout ||
+    err instanceof jose.JWKSInvalid ||
+    err.code === 'ERR_JOSE_GENERIC'
+  );
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Verifies access tokens locally. The JWKS is fetched once and cached; an unknown `kid`
+ * (a rotated signing key) triggers one refetch, at most every 5 seconds. No call per request.
+ */
+export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
+  const keySet =
+    options.keySet ??
+    createRemoteJWKSet(new URL(options.jwksUrl), {
+      cooldownDuration: 5_000,
+      cacheMaxAge: 10 * 60_000,
+      timeoutDuration: 2_000,
+    });
+
+  return {
+    async verify(token) {
+      let payload;
+      try {
+        ({ payload } = await jwtVerify(token, keySet, {
+          algorithms: [TOKEN_ALGORITHM],
+          issuer: options.issuer,
+          audience: options.audience,
+          clockTolerance: options.clockToleranceSeconds ?? 5,
+          requiredClaims: ['exp', 'iat', 'jti', CLAIMS.tenantId, CLAIMS.clientId, CLAIMS.scope],
+        }));
+      } catch (err) {
+        if (isKeySetUnavailable(err)) {
+          throw errors.unavailable('cannot reach the token signing keys; retry later', err);
+        }
+        if (err instanceof jose.JOSEError) {
+          throw errors.unauthenticated(
+            err instanceof jose.JWTExpired ? 'access token expired' : undefined,
+          );
+        }
+        throw err;
+      }
+      const tenantId = payload[CLAIMS.tenantId];
+      const clientId = payload[CLAIMS.clientId];
+      const scope = payload[CLAIMS.scope];
+      if (
+        typeof tenantId !== 'string' ||
+        !UUID.test(tenantId) ||
+        typeof clientId !== 'string' ||
+        typeof scope !== 'string' ||
+        typeof payload.jti !== 'string'
+      ) {
+        throw errors.unauthenticated();
+      }
+      return {
+        tenantId,
+        clientId,
+        scopes: new Set(scope.split(' ').filter(Boolean)),
+        tokenId: payload.jti,
+        expiresAt: new Date((payload.exp ?? 0) * 1000),
+      };
+    },
+  };
+}

@@ -1,0 +1,197 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import express from 'express';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { errorHandler } from '@herald/errors';
+import { createTokenVerifier, requireScope, principalOf, CLAIMS } from '../src/index.js';
+
+const ISSUER = 'herald-auth';
+const AUDIENCE = 'herald-api';
+const TENANT = '0b5e7d2c-1f4e-4c6b-9a51-3a0f0e2d9c11';
+
+interface SigningKey {
+  kid: string;
+  privateKey: CryptoKey;
+  jwk: JWK;
+}
+
+async function makeKey(kid: string): Promise<SigningKey> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  return {
+    kid,
+    privateKey,
+    jwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' },
+  };
+}
+
+let published: SigningKey[] = [];
+let jwksFetches = 0;
+let jwksServer: Server;
+let jwksUrl: string;
+
+beforeAll(async () => {
+  published = [await makeKey('k1')];
+  jwksServer = createServer((_req, res) => {
+    jwksFetches += 1;
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ keys: published.map((k) => k.jwk) }));
+  });
+  await new Promise<void>((r) => jwksServer.listen(0, '127.0.0.1', r));
+  jwksUrl = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/.well-known/jwks.json`;
+});
+afterAll(() => {
+  jwksServer.close();
+});
+
+function sign(
+  key: SigningKey,
+  overrides: { iss?: string; aud?: string; exp?: number; scope?: string } = {},
+) {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({
+    [CLAIMS.tenantId]: TENANT,
+    [CLAIMS.clientId]: 'ck_test',
+    [CLAIMS.scope]: overrides.scope ?? 'events:write',
+  })
+    .setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'at+jwt' })
+    .setIssuer(overrides.iss ?? ISSUER)
+    .setAudience(overrides.aud ?? AUDIENCE)
+    .setSubject('ck_test')
+    .setJti(crypto.randomUUID())
+    .setIssuedAt(now)
+    .setExpirationTime(overrides.exp ?? now + 900)
+    .sign(key.privateKey);
+}
+
+const verifier = () => createTokenVerifier({ jwksUrl, issuer: ISSUER, audience: AUDIENCE });
+
+describe('createTokenVerifier', () => {
+  it('when a token is valid, then its principal comes back and the JWKS is fetched once for many calls', async () => {
+    const v = verifier();
+    const before = jwksFetches;
+    const token = await sign(published[0]!, { scope: 'events:write contacts:read' });
+    for (let i = 0; i < 20; i += 1) {
+      const principal = await v.verify(token);
+      expect(principal.tenantId).toBe(TENANT);
+      expect(principal.clientId).toBe('ck_test');
+      expect([...principal.scopes]).toEqual(['events:write', 'contacts:read']);
+    }
+    expect(jwksFetches - before).toBe(1);
+  });
+
+  it.each([
+    ['expired', { exp: Math.floor(Date.now() / 1000) - 60 }],
+    ['from another issuer', { iss: 'someone-else' }],
+    ['for another audience', { aud: 'other-api' }],
+  ])('when a token is %s, then 401 unauthenticated', async (_name, overrides) => {
+    const token = await sign(published[0]!, overrides);
+    await expect(verifier().verify(token)).rejects.toMatchObject({
+      status: 401,
+      code: 'unauthenticated',
+    });
+  });
+
+  it('when a token is signed by a key that is not published, then 401', async () => {
+    const forger = await makeKey('k1');
+    await expect(verifier().verify(await sign(forger))).rejects.toMatchObject({ status: 401 });
+  });
+
+  it('when a token uses a symmetric algorithm, then 401 (algorithm pinned)', async () => {
+    const hs = await new SignJWT({
+      [CLAIMS.tenantId]: TENANT,
+      [CLAIMS.clientId]: 'x',
+      [CLAIMS.scope]: 'events:write',
+    })
+      .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setJti('j')
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode('a-shared-secret-a-shared-secret!'));
+    await expect(verifier().verify(hs)).rejects.toMatchObject({ status: 401 });
+  });
+
+  it('when garbage is presented, then 401', async () => {
+    await expect(verifier().verify('a.b.c')).rejects.toMatchObject({ status: 401 });
+  });
+
+  it('when the signing key is rotated, then tokens with the new kid verify after one refetch and old ones still verify', async () => {
+    const v = verifier();
+    const oldToken = await sign(published[0]!);
+    await v.verify(oldToken);
+    const rotated = await makeKey('k2');
+    published = [rotated, published[0]!];
+    await new Promise((r) => setTimeout(r, 5_100)); // the refetch cooldown
+    await expect(v.verify(await sign(rotated))).resolves.toMatchObject({ tenantId: TENANT });
+    await expect(v.verify(oldToken)).resolves.toMatchObject({ tenantId: TENANT });
+  });
+
+  it('when the JWKS cannot be reached, then 503 service_unavailable, not 401', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((r) => closed.close(r));
+    const v = createTokenVerifier({
+      jwksUrl: `http://127.0.0.1:${port}/jwks.json`,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+    });
+    await expect(v.verify(await sign(published[0]!))).rejects.toMatchObject({
+      status: 503,
+      code: 'service_unavailable',
+    });
+  });
+});
+
+describe('requireScope', () => {
+  async function call(authorization?: string) {
+    const app = express();
+    app.get('/contacts', requireScope(verifier(), 'contacts:read'), (_req, res) => {
+      res.json({ tenant: principalOf(res).tenantId });
+    });
+    app.use(errorHandler({ error: () => {}, warn: () => {} }));
+    const server = app.listen(0);
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const res = await fetch(
+        `http://127.0.0.1:${(server.address() as AddressInfo).port}/contacts`,
+        {
+          headers: authorization ? { authorization } : {},
+        },
+      );
+      return {
+        status: res.status,
+        body: await res.json(),
+        wwwAuthenticate: res.headers.get('www-authenticate'),
+      };
+    } finally {
+      server.close();
+    }
+  }
+
+  it('when the token holds the scope, then the route sees the principal', async () => {
+    const res = await call(`Bearer ${await sign(published.at(-1)!, { scope: 'contacts:read' })}`);
+    expect(res).toMatchObject({ status: 200, body: { tenant: TENANT } });
+  });
+
+  it('when the scope is missing, then 403 insufficient_scope naming it', async () => {
+    const res = await call(`Bearer ${await sign(published.at(-1)!, { scope: 'events:write' })}`);
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({
+      code: 'insufficient_scope',
+      message: 'missing scope contacts:read',
+    });
+  });
+
+  it.each([[undefined], ['Basic abc'], ['Bearer not-a-jwt'], ['Bearer']])(
+    'when Authorization is %p, then 401 unauthenticated with a Bearer challenge',
+    async (header) => {
+      const res = await call(header);
+      expect(res.status).toBe(401);
+      expect(res.body).toMatchObject({ code: 'unauthenticated' });
+      expect(res.wwwAuthenticate).toMatch(/^Bearer /);
+    },
+  );
+});

@@ -1,0 +1,81 @@
+import type { Express } from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from './logger.js';
+import { SHUTTING_DOWN } from './app.js';
+
+export interface ServerOptions {
+  host: string;
+  port: number;
+  logger: Logger;
+  /** How long in-flight requests may take to finish once shutdown starts. */
+  shutdownTimeoutMs?: number;
+  /** Closed in order after the server stops: consumers first, then pools, telemetry last. */
+  onShutdown?: Array<() => Promise<unknown>>;
+  /** Exit the process on SIGTERM/SIGINT after a graceful close (true for real services). */
+  handleSignals?: boolean;
+}
+
+export interface RunningServer {
+  server: Server;
+  url: string;
+  /** Stops accepting, waits for in-flight requests, then runs the onShutdown hooks. */
+  close(): Promise<void>;
+}
+
+export async function startServer(app: Express, options: ServerOptions): Promise<RunningServer> {
+  const { logger, shutdownTimeoutMs = 10_000, onShutdown = [] } = options;
+  const server = app.listen(options.port, options.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  logger.info({ url }, 'listening');
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      app.locals[SHUTTING_DOWN] = true;
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive sockets with no request in flight would hold close() open.
+      server.closeIdleConnections();
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), shutdownTimeoutMs);
+      });
+      if ((await Promise.race([stopped, timedOut])) === 'timeout') {
+        logger.warn('in-flight requests did not finish in time; closing their connections');
+        server.closeAllConnections();
+        await stopped;
+      }
+      clearTimeout(timer);
+      for (const hook of onShutdown) {
+        try {
+          await hook();
+        } catch (err) {
+          logger.error({ err }, 'shutdown hook failed');
+        }
+      }
+      logger.info('stopped');
+    })();
+    return closing;
+  };
+
+  if (options.handleSignals) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        logger.info({ signal }, 'shutting down');
+        close().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            logger.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      });
+    }
+  }
+  return { server, url, close };
+}

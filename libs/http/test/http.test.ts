@@ -1,0 +1,165 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { errors } from '@herald/errors';
+import {
+  createHttpApp,
+  jsonBody,
+  publicCors,
+  startServer,
+  type RunningServer,
+} from '../src/index.js';
+
+const lines: string[] = [];
+const logger = pino(
+  { level: 'info' },
+  new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      lines.push(chunk.toString());
+      cb();
+    },
+  }),
+);
+
+let running: RunningServer | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+  lines.length = 0;
+});
+
+async function start(readiness: Record<string, () => Promise<unknown>> = {}) {
+  const app = createHttpApp({
+    logger,
+    readiness,
+    routes: (app) => {
+      app.post('/echo', ...jsonBody(), (req, res) => {
+        res.json({ got: req.body as unknown });
+      });
+      app.get('/slow', async (_req, res) => {
+        await new Promise((r) => setTimeout(r, 300));
+        res.json({ done: true });
+      });
+      app.use('/public', publicCors(['POST']));
+      app.post('/public', () => {
+        throw errors.unauthenticated();
+      });
+    },
+  });
+  running = await startServer(app, { host: '127.0.0.1', port: 0, logger, shutdownTimeoutMs: 2000 });
+  return running.url;
+}
+
+describe('createHttpApp', () => {
+  it('when a caller sends X-Request-Id, then it is echoed; otherwise one is generated', async () => {
+    const url = await start();
+    const echoed = await fetch(`${url}/healthz`, { headers: { 'X-Request-Id': 'req-123' } });
+    expect(echoed.headers.get('x-request-id')).toBe('req-123');
+    const generated = await fetch(`${url}/healthz`);
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const hostile = await fetch(`${url}/healthz`, { headers: { 'X-Request-Id': 'a b;"<script>' } });
+    expect(hostile.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('when a request is served, then one JSON log line carries its request id and no raw URL', async () => {
+    const url = await start();
+    await fetch(`${url}/echo?email=someone@example.com`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'log-me' },
+      body: '{"a":1}',
+    });
+    const entry = lines.map((l) => JSON.parse(l)).find((l) => l.req?.id === 'log-me');
+    expect(entry).toBeDefined();
+    expect(entry.res.statusCode).toBe(200);
+    expect(JSON.stringify(entry)).not.toContain('someone@example.com');
+  });
+
+  it('when dependencies answer, then /readyz is 200; when one fails, then 503 naming it', async () => {
+    let dbUp = true;
+    const url = await start({
+      database: async () => {
+        if (!dbUp) throw new Error('down');
+      },
+    });
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    dbUp = false;
+    const res = await fetch(`${url}/readyz`);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({
+      code: 'service_unavailable',
+      checks: { database: 'failing' },
+    });
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  });
+
+  it('when a body route gets no JSON Content-Type, then 400 validation_error', async () => {
+    const url = await start();
+    const res = await fetch(`${url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: '{}',
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: 'validation_error' });
+    const missing = await fetch(`${url}/echo`, { method: 'POST' });
+    expect(missing.status).toBe(400);
+  });
+
+  it('when the JSON body is over 1 MiB, then 413; exactly 1 MiB is accepted', async () => {
+    const url = await start();
+    const exact = `"${'x'.repeat(1024 * 1024 - 2)}"`;
+    const ok = await fetch(`${url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: exact,
+    });
+    expect(ok.status).toBe(200);
+    const over = await fetch(`${url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `"${'x'.repeat(1024 * 1024)}"`,
+    });
+    expect(over.status).toBe(413);
+    expect(await over.json()).toMatchObject({ code: 'payload_too_large' });
+  });
+
+  it('when a public route answers, even with an error, then it allows any origin; preflights get 204', async () => {
+    const url = await start();
+    const res = await fetch(`${url}/public`, { method: 'POST' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    const preflight = await fetch(`${url}/public`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://shop.example', 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
+    expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Content-Type/);
+  });
+
+  it('when shutdown starts during a request, then that request finishes and new ones are refused', async () => {
+    const url = await start();
+    const inFlight = fetch(`${url}/slow`);
+    await new Promise((r) => setTimeout(r, 50));
+    const closing = running!.close();
+    const res = await inFlight;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ done: true });
+    await closing;
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    running = undefined;
+  });
+
+  it('when shutdown runs, then the hooks run in order after the server stopped', async () => {
+    const order: string[] = [];
+    const app = createHttpApp({ logger, routes: () => {} });
+    const server = await startServer(app, {
+      host: '127.0.0.1',
+      port: 0,
+      logger,
+      onShutdown: [async () => order.push('consumers'), async () => order.push('pools')],
+    });
+    await server.close();
+    expect(order).toEqual(['consumers', 'pools']);
+  });
+});

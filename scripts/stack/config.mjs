@@ -1,0 +1,98 @@
+// Paths, ports and URLs of the local stack. Node built-ins only: this runs before `npm install`.
+// Every port can be moved with an environment variable (see docs/local-stack.md); the values are
+// read once, when this module is first imported.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { services as registry } from './services.mjs';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Everything the stack writes (data, logs, pids, secrets, caches); HERALD_DATA_DIR moves it
+ *  (a relative value is taken from the repository root). */
+export const dataDir = path.resolve(repoRoot, process.env.HERALD_DATA_DIR || '.herald');
+export const logDir = path.join(dataDir, 'logs');
+export const runDir = path.join(dataDir, 'run');
+export const infraDir = path.join(repoRoot, 'infra');
+
+/** Loopback only. */
+export const host = '127.0.0.1';
+
+function portFromEnv(envVar, fallback) {
+  const raw = process.env[envVar];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) {
+    throw new Error(`${envVar}=${JSON.stringify(raw)} is not a TCP port (1..65535)`);
+  }
+  return n;
+}
+
+/** Environment variable that moves the port of one registry service, e.g. HERALD_AUTH_PORT. */
+export function servicePortEnvVar(name) {
+  return `HERALD_${name.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}_PORT`;
+}
+
+/** The infrastructure ports and the variables that override them. */
+export const portEnvVars = {
+  ingress: 'HERALD_PORT',
+  postgres: 'HERALD_PG_PORT',
+  redis: 'HERALD_REDIS_PORT',
+  kafka: 'HERALD_KAFKA_PORT',
+  kafkaController: 'HERALD_KAFKA_CONTROLLER_PORT',
+};
+
+export const ports = Object.freeze({
+  ingress: portFromEnv(portEnvVars.ingress, 8080),
+  postgres: portFromEnv(portEnvVars.postgres, 55432),
+  redis: portFromEnv(portEnvVars.redis, 56379),
+  kafka: portFromEnv(portEnvVars.kafka, 59092),
+  kafkaController: portFromEnv(portEnvVars.kafkaController, 59093),
+});
+
+export const ingressUrl = `http://${host}:${ports.ingress}`;
+export const postgresUser = 'herald';
+export const redisUrl = `redis://${host}:${ports.redis}`;
+export const kafkaBrokers = `${host}:${ports.kafka}`;
+
+/** postgres://herald@127.0.0.1:55432/<database> (trust authentication on loopback: no password). */
+export function databaseUrl(database) {
+  return `postgres://${postgresUser}@${host}:${ports.postgres}/${encodeURIComponent(database)}`;
+}
+
+/**
+ * The registry (scripts/stack/services.mjs) resolved for this checkout: ports after env overrides,
+ * absolute paths, and where each service's log and pid live.
+ */
+export const stackServices = Object.freeze(
+  registry.map((s) => {
+    const entry = path.resolve(repoRoot, s.entry);
+    return Object.freeze({
+      ...s,
+      port: portFromEnv(servicePortEnvVar(s.name), s.port),
+      portEnvVar: servicePortEnvVar(s.name),
+      url: `http://${host}:${portFromEnv(servicePortEnvVar(s.name), s.port)}`,
+      entryPath: entry,
+      migratePath: s.migrate ? path.resolve(repoRoot, s.migrate) : null,
+      nodeArgs: s.nodeArgs ?? [],
+      routes: s.routes ?? [],
+      topics: s.topics ?? [],
+      logFile: path.join(logDir, `${s.name}.log`),
+      pidFile: path.join(runDir, `${s.name}.pid`),
+      stateFile: path.join(runDir, `${s.name}.json`),
+    });
+  }),
+);
+
+export function findService(name) {
+  const s = stackServices.find((x) => x.name === name);
+  if (!s) {
+    throw new Error(
+      `unknown service ${JSON.stringify(name)}; the registry has: ${stackServices.map((x) => x.name).join(', ')}`,
+    );
+  }
+  return s;
+}
+
+export function serviceUrl(name) {
+  return findService(name).url;
+}

@@ -1,0 +1,285 @@
+// The local stack as a library: `up`, `down`, `isUp`, `status`, `serviceEnv` and the addresses,
+// for scripts/stack.mjs (the CLI), the test runner and the benchmark. Node built-ins only.
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  dataDir,
+  databaseUrl,
+  findService,
+  host,
+  ingressUrl,
+  kafkaBrokers,
+  logDir,
+  ports,
+  portEnvVars,
+  redisUrl,
+  repoRoot,
+  runDir,
+  serviceUrl,
+  stackServices,
+} from './config.mjs';
+import { buildWorkspace, ensureNodeModules } from './build.mjs';
+import { ensureKafka, kafkaPaths, kafkaStatus, stopKafka } from './kafka.mjs';
+import { ensureNginx, nginxPaths, nginxStatus, stopNginx } from './nginx.mjs';
+import { ensurePostgres, postgresPaths, postgresStatus, stopPostgres } from './postgres.mjs';
+import { ensureRedis, redisInstances, redisStatus, stopRedis } from './redis.mjs';
+import { adminToken, adminTokenFile, ensureSecrets } from './secrets.mjs';
+import { ensureService, serviceEnv, serviceStatus, stopService } from './service-runner.mjs';
+import { ensureSystemPackages, findBinaries } from './system-packages.mjs';
+import { StackError, ensureDir, isAlive, isQuiet, readPid, say, setQuiet, sleep } from './util.mjs';
+
+export {
+  StackError,
+  dataDir,
+  databaseUrl,
+  host,
+  ingressUrl,
+  kafkaBrokers,
+  logDir,
+  portEnvVars,
+  ports,
+  redisUrl,
+  serviceEnv,
+  serviceUrl,
+  stackServices as services,
+};
+
+/** Names of the infrastructure components, in start order. */
+export const infraComponents = ['postgres', 'redis', 'kafka', 'nginx'];
+
+// ---------------------------------------------------------------------------------------------
+// Lock: one `up`/`down` at a time (.herald/run/stack.lock holds the owner's pid).
+
+const lockFile = path.join(runDir, 'stack.lock');
+let lockDepth = 0;
+
+function releaseLockSync() {
+  if (readPid(lockFile) === process.pid) fs.rmSync(lockFile, { force: true });
+}
+process.on('exit', () => {
+  if (lockDepth > 0) releaseLockSync();
+});
+
+async function withLock(fn) {
+  if (lockDepth > 0) {
+    lockDepth++;
+    try {
+      return await fn();
+    } finally {
+      lockDepth--;
+    }
+  }
+  ensureDir(runDir);
+  const deadline = Date.now() + 15 * 60000;
+  let told = false;
+  for (;;) {
+    try {
+      fs.writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+    }
+    const holder = readPid(lockFile);
+    if (!holder || !isAlive(holder)) {
+      fs.rmSync(lockFile, { force: true }); // stale: its owner is gone
+      continue;
+    }
+    if (!told) {
+      say(`waiting for another stack command (pid ${holder}) to finish...`);
+      told = true;
+    }
+    if (Date.now() > deadline) {
+      throw new StackError('stack', `another stack command (pid ${holder}) holds ${lockFile}`);
+    }
+    await sleep(250);
+  }
+  lockDepth = 1;
+  try {
+    return await fn();
+  } finally {
+    lockDepth = 0;
+    releaseLockSync();
+  }
+}
+
+/** Runs tasks in parallel; waits for all of them, then throws the first failure. */
+async function settle(tasks) {
+  const outcomes = await Promise.allSettled(tasks.map(([, fn]) => fn()));
+  const results = {};
+  let firstError;
+  outcomes.forEach((o, i) => {
+    if (o.status === 'fulfilled') results[tasks[i][0]] = o.value;
+    else firstError ??= o.reason;
+  });
+  if (firstError) throw firstError;
+  return results;
+}
+
+function ensureLayout() {
+  ensureDir(dataDir, 0o755);
+  ensureDir(logDir);
+  ensureDir(runDir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// up / down / status
+
+/**
+ * Brings the stack up, idempotently; a second call with nothing to do takes about a second.
+ * @param {object} [opts]
+ * @param {boolean} [opts.build=true]            npm ci/install when stale, then `turbo run build`
+ * @param {boolean} [opts.infraOnly=false]       PostgreSQL, Redis, Kafka and nginx, no services
+ * @param {boolean} [opts.quiet=false]           no progress output, no summary
+ * @param {boolean} [opts.restartServices=false] restart services that are already running
+ * @returns {Promise<{results: Record<string,string>, started: string[], seconds: number}>}
+ *   `results[component]` is 'started', 'restarted', 'reloaded', 'running' or 'not built';
+ *   `started` lists what this call started, e.g. to `down({ only: started })` afterwards.
+ */
+export async function up(opts = {}) {
+  const { build = true, infraOnly = false, quiet = isQuiet(), restartServices = false } = opts;
+  const previousQuiet = isQuiet();
+  setQuiet(quiet);
+  const t0 = Date.now();
+  try {
+    const results = await withLock(async () => {
+      ensureLayout();
+      const bins = await ensureSystemPackages();
+      if (build && !infraOnly) {
+        await ensureNodeModules();
+        await buildWorkspace();
+      }
+      ensureSecrets();
+      const out = await settle([
+        ['postgres', () => ensurePostgres(bins)],
+        ['redis', () => ensureRedis(bins)],
+        ['kafka', () => ensureKafka(bins)],
+        ['nginx', () => ensureNginx(bins)],
+      ]);
+      if (!infraOnly) {
+        Object.assign(
+          out,
+          await settle(stackServices.map((s) => [s.name, () => ensureService(s, { restart: restartServices })])),
+        );
+      }
+      return out;
+    });
+    const seconds = (Date.now() - t0) / 1000;
+    if (!quiet) {
+      const rows = await status();
+      say(`\nHerald local stack is up (${seconds.toFixed(1)} s).\n`);
+      say(formatStatus(rows));
+      say(gettingStarted({ infraOnly, rows }));
+    }
+    return {
+      results,
+      started: Object.keys(results).filter((k) => results[k] === 'started'),
+      seconds,
+    };
+  } finally {
+    setQuiet(previousQuiet);
+  }
+}
+
+/**
+ * Stops the stack (nginx, services, then Kafka, Redis and PostgreSQL). Idempotent; data stays.
+ * @param {object} [opts]
+ * @param {string[]} [opts.only] stop just these components (names as in `status()`)
+ * @param {boolean} [opts.quiet]
+ */
+export async function down(opts = {}) {
+  const { only, quiet = isQuiet() } = opts;
+  const previousQuiet = isQuiet();
+  setQuiet(quiet);
+  const want = (name) => !only || only.includes(name);
+  try {
+    await withLock(async () => {
+      const bins = findBinaries();
+      if (want('nginx')) await stopNginx();
+      await Promise.all(stackServices.filter((s) => want(s.name)).map((s) => stopService(s)));
+      await Promise.all([
+        want('kafka') ? stopKafka() : null,
+        want('redis') ? stopRedis() : null,
+        want('postgres') ? stopPostgres(bins) : null,
+      ]);
+    });
+  } finally {
+    setQuiet(previousQuiet);
+  }
+}
+
+/**
+ * One row per component: {component, state, pid, address, logFile, ok, expected}.
+ * `expected` is false for services that are not built (they do not count for isUp()).
+ */
+export async function status() {
+  const rows = await Promise.all([
+    postgresStatus(),
+    redisStatus(),
+    kafkaStatus(),
+    nginxStatus(),
+    ...stackServices.map((s) => serviceStatus(s)),
+  ]);
+  return rows.flat().map((r) => ({ expected: true, ...r }));
+}
+
+/** True when every component answers (PostgreSQL, Redis, Kafka, nginx and each built service). */
+export async function isUp() {
+  const rows = await status();
+  return rows.every((r) => r.ok || !r.expected);
+}
+
+/** Log files per component, for `logs`. */
+export function logFiles() {
+  const files = {
+    postgres: [postgresPaths.logFile],
+    kafka: [kafkaPaths.logFile],
+    nginx: [nginxPaths.accessLog, nginxPaths.errorLog],
+  };
+  for (const r of redisInstances()) files[r.name] = [r.logFile];
+  for (const s of stackServices) files[s.name] = [s.logFile];
+  return files;
+}
+
+export function formatStatus(rows) {
+  const head = ['COMPONENT', 'STATE', 'PID', 'ADDRESS'];
+  const body = rows.map((r) => [r.component, r.state, r.pid ? String(r.pid) : '-', r.address]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  return [head, ...body].map((cols) => `  ${cols.map((c, i) => c.padEnd(widths[i])).join('  ')}`.trimEnd()).join('\n');
+}
+
+function gettingStarted({ infraOnly, rows }) {
+  const token = adminToken();
+  const fromEnv = Boolean(process.env.ADMIN_TOKEN);
+  const localUrl = `http://localhost:${ports.ingress}`;
+  const lines = [
+    '',
+    'Getting started',
+    `  Ingress:      ${ingressUrl}  (${localUrl})`,
+    `  Admin token:  ${token}  (${fromEnv ? 'from $ADMIN_TOKEN' : path.relative(repoRoot, adminTokenFile) || adminTokenFile})`,
+    `  Data & logs:  ${path.relative(repoRoot, dataDir) || dataDir}/`,
+  ];
+  const authUp = rows.some((r) => r.component === 'auth' && r.ok);
+  if (infraOnly || !authUp) {
+    lines.push('', '  Services are not running (--infra-only or not built): `npm start` starts them.');
+  } else {
+    lines.push(
+      '',
+      '  Create a tenant and a secret key, then exchange it for an access token:',
+      '',
+      `    export ADMIN_TOKEN=${token}`,
+      '    TENANT=$(npm run -s admin -- tenants create --name "Acme" --get id)',
+      '    KEY=$(npm run -s admin -- keys create --tenant "$TENANT" --kind secret --json)',
+      "    CLIENT_ID=$(node -pe 'JSON.parse(process.argv[1]).clientId' \"$KEY\")",
+      "    SECRET=$(node -pe 'JSON.parse(process.argv[1]).secret' \"$KEY\")",
+      `    curl -s -X POST -u "$CLIENT_ID:$SECRET" ${localUrl}/v1/token`,
+    );
+  }
+  lines.push(
+    '',
+    '  Stop: npm stop    Status: npm run stack -- status    Logs: npm run stack -- logs [component] [-f]',
+    '',
+  );
+  return lines.join('\n');
+}
+
+export { findService };

@@ -1,0 +1,449 @@
+// Kafka: one KRaft node (broker + controller) on 127.0.0.1:59092 / :59093, run from the jars of
+// infra/kafka/pom.xml that Maven copies into .herald/kafka/libs. The readiness check and the
+// topic listing speak Kafka's wire protocol (a Metadata request) from Node, so a second `up`
+// starts no JVM.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { dataDir, host, infraDir, kafkaBrokers, logDir, portEnvVars, ports, runDir, stackServices } from './config.mjs';
+import { javaMajor } from './system-packages.mjs';
+import {
+  StackError,
+  assertPortFree,
+  ensureDir,
+  exists,
+  isAlive,
+  livePid,
+  readText,
+  renderTemplate,
+  run,
+  say,
+  sha256,
+  sleep,
+  stopProcess,
+  writeIfChanged,
+} from './util.mjs';
+
+const component = 'kafka';
+const base = path.join(dataDir, 'kafka');
+export const kafkaPaths = {
+  base,
+  pom: path.join(infraDir, 'kafka', 'pom.xml'),
+  libs: path.join(base, 'libs'),
+  libsStamp: path.join(base, 'libs', '.pom.sha256'),
+  data: path.join(base, 'data'),
+  properties: path.join(base, 'server.properties'),
+  clusterIdFile: path.join(base, 'cluster-id'),
+  pidFile: path.join(runDir, 'kafka.pid'),
+  logFile: path.join(logDir, 'kafka.log'),
+  log4j: path.join(infraDir, 'kafka', 'log4j2.properties'),
+  toolsLog4j: path.join(infraDir, 'kafka', 'tools-log4j2.properties'),
+};
+const MAIN_CLASS = 'kafka.Kafka';
+
+// ---------------------------------------------------------------------------------------------
+// Wire protocol: Metadata v12 (flexible versions), enough to see brokers and topics.
+
+class Reader {
+  constructor(buf) {
+    this.b = buf;
+    this.o = 0;
+  }
+  i8() {
+    return this.b.readInt8(this.o++);
+  }
+  i16() {
+    const v = this.b.readInt16BE(this.o);
+    this.o += 2;
+    return v;
+  }
+  i32() {
+    const v = this.b.readInt32BE(this.o);
+    this.o += 4;
+    return v;
+  }
+  uvarint() {
+    let v = 0;
+    let shift = 0;
+    let byte;
+    do {
+      byte = this.b[this.o++];
+      v += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80);
+    return v;
+  }
+  compactString() {
+    const n = this.uvarint();
+    if (n === 0) return null;
+    const s = this.b.toString('utf8', this.o, this.o + n - 1);
+    this.o += n - 1;
+    return s;
+  }
+  compactArray(item) {
+    const n = this.uvarint();
+    if (n === 0) return null;
+    const out = [];
+    for (let i = 0; i < n - 1; i++) out.push(item());
+    return out;
+  }
+  taggedFields() {
+    const n = this.uvarint();
+    for (let i = 0; i < n; i++) {
+      this.uvarint();
+      this.o += this.uvarint();
+    }
+  }
+}
+
+function metadataRequest(correlationId) {
+  const clientId = Buffer.from('herald-stack');
+  const head = Buffer.alloc(10);
+  head.writeInt16BE(3, 0); // api key: Metadata
+  head.writeInt16BE(12, 2); // api version
+  head.writeInt32BE(correlationId, 4);
+  head.writeInt16BE(clientId.length, 8);
+  // header tagged fields; topics = null (all); allow_auto_topic_creation; include_topic_authorized_operations; tagged fields
+  const tail = Buffer.from([0, 0, 0, 0, 0]);
+  const body = Buffer.concat([head, clientId, tail]);
+  const size = Buffer.alloc(4);
+  size.writeInt32BE(body.length, 0);
+  return Buffer.concat([size, body]);
+}
+
+function parseMetadata(buf, correlationId) {
+  const r = new Reader(buf);
+  if (r.i32() !== correlationId) throw new Error('kafka: unexpected correlation id');
+  r.taggedFields();
+  r.i32(); // throttle_time_ms
+  const brokers = r.compactArray(() => {
+    const b = { nodeId: r.i32(), host: r.compactString(), port: r.i32() };
+    r.compactString(); // rack
+    r.taggedFields();
+    return b;
+  });
+  const clusterId = r.compactString();
+  const controllerId = r.i32();
+  const topics = r.compactArray(() => {
+    const errorCode = r.i16();
+    const name = r.compactString();
+    r.o += 16; // topic id
+    const internal = r.i8() !== 0;
+    const partitions = r.compactArray(() => {
+      r.i16();
+      const index = r.i32();
+      const leader = r.i32();
+      r.i32();
+      r.compactArray(() => r.i32());
+      r.compactArray(() => r.i32());
+      r.compactArray(() => r.i32());
+      r.taggedFields();
+      return { index, leader };
+    });
+    r.i32(); // topic_authorized_operations
+    r.taggedFields();
+    return { name, errorCode, internal, partitions: partitions?.length ?? 0 };
+  });
+  return { brokers: brokers ?? [], clusterId, controllerId, topics: topics ?? [] };
+}
+
+/** One Metadata request to the broker: {brokers, clusterId, controllerId, topics}. */
+export function kafkaMetadata(port = ports.kafka, timeoutMs = 2000) {
+  return new Promise((resolve, reject) => {
+    const correlationId = (Math.random() * 0x7fffffff) | 0;
+    const socket = net.connect({ host, port });
+    let buf = Buffer.alloc(0);
+    let settled = false;
+    const finish = (fn, v) => {
+      if (settled) return;
+      settled = true;
+      socket.destroy();
+      fn(v);
+    };
+    socket.setTimeout(timeoutMs, () => finish(reject, new Error('kafka: metadata timeout')));
+    socket.once('connect', () => socket.write(metadataRequest(correlationId)));
+    socket.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      if (buf.length < 4) return;
+      const size = buf.readInt32BE(0);
+      if (buf.length < 4 + size) return;
+      try {
+        finish(resolve, parseMetadata(buf.subarray(4, 4 + size), correlationId));
+      } catch (err) {
+        finish(reject, err);
+      }
+    });
+    socket.once('end', () => finish(reject, new Error('kafka: connection closed')));
+    socket.once('error', (err) => finish(reject, err));
+  });
+}
+
+/** True when the broker answers a Metadata request and lists itself (accepts clients). */
+export async function kafkaAnswers(timeoutMs = 2000) {
+  try {
+    const md = await kafkaMetadata(ports.kafka, timeoutMs);
+    return md.brokers.length > 0 && md.controllerId >= 0;
+  } catch {
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jars, config, storage
+
+function javaArgs(extra, log4j) {
+  return [...extra, `-Dlog4j2.configurationFile=${log4j}`, '-cp', `${kafkaPaths.libs}/*`];
+}
+
+/** Copies Kafka's runtime classpath into .herald/kafka/libs when missing or the pom changed. */
+async function ensureLibs(bins) {
+  const pomHash = sha256(fs.readFileSync(kafkaPaths.pom));
+  if (readText(kafkaPaths.libsStamp)?.trim() === pomHash) return false;
+  if (!bins.mvn) throw new StackError(component, 'mvn is needed to fetch Kafka (Debian package maven)');
+  say('kafka: fetching jars with Maven (infra/kafka/pom.xml)');
+  const tmp = `${kafkaPaths.libs}.tmp-${process.pid}`;
+  fs.rmSync(tmp, { recursive: true, force: true });
+  try {
+    await run(
+      bins.mvn,
+      ['-B', '-q', '-f', kafkaPaths.pom, 'dependency:copy-dependencies', `-DoutputDirectory=${tmp}`, '-DincludeScope=runtime'],
+      { timeoutMs: 15 * 60000 },
+    );
+  } catch (err) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw new StackError(component, `Maven could not fetch Kafka's jars: ${err.message}`);
+  }
+  fs.writeFileSync(path.join(tmp, '.pom.sha256'), `${pomHash}\n`);
+  fs.rmSync(kafkaPaths.libs, { recursive: true, force: true });
+  fs.renameSync(tmp, kafkaPaths.libs);
+  return true;
+}
+
+function renderProperties() {
+  return renderTemplate(path.join(infraDir, 'kafka', 'server.properties.template'), {
+    HOST: host,
+    PORT: ports.kafka,
+    CONTROLLER_PORT: ports.kafkaController,
+    DATA_DIR: kafkaPaths.data,
+  });
+}
+
+function clusterId() {
+  let id = readText(kafkaPaths.clusterIdFile)?.trim();
+  if (!id) {
+    // Kafka's Uuid text form: 16 random bytes, base64url; never starting with '-'.
+    do id = randomBytes(16).toString('base64url');
+    while (id.startsWith('-'));
+    fs.writeFileSync(kafkaPaths.clusterIdFile, `${id}\n`);
+  }
+  return id;
+}
+
+async function formatStorage(bins) {
+  if (exists(path.join(kafkaPaths.data, 'meta.properties'))) return;
+  ensureDir(kafkaPaths.data);
+  say('kafka: formatting storage (first start)');
+  try {
+    await run(
+      bins.java,
+      [
+        ...javaArgs(['-Xmx256m'], kafkaPaths.toolsLog4j),
+        'kafka.tools.StorageTool',
+        'format',
+        '-t',
+        clusterId(),
+        '-c',
+        kafkaPaths.properties,
+        '--ignore-formatted',
+      ],
+      { appendTo: kafkaPaths.logFile, timeoutMs: 120000 },
+    );
+  } catch (err) {
+    throw new StackError(component, `formatting storage failed: ${err.message}`, { logFile: kafkaPaths.logFile });
+  }
+}
+
+export function kafkaPid() {
+  return livePid(kafkaPaths.pidFile, MAIN_CLASS);
+}
+
+async function startBroker(bins) {
+  await assertPortFree(component, ports.kafka, portEnvVars.kafka);
+  await assertPortFree(component, ports.kafkaController, portEnvVars.kafkaController);
+  const major = await javaMajor(bins.java);
+  if (major < 17) {
+    throw new StackError(component, `Kafka 4 needs Java 17 or newer; ${bins.java} is Java ${major}. Set JAVA_HOME.`);
+  }
+  await formatStorage(bins);
+  say(`kafka: starting on ${kafkaBrokers} (controller ${host}:${ports.kafkaController})`);
+  const heap = (process.env.HERALD_KAFKA_HEAP_OPTS || '-Xms256m -Xmx768m').split(/\s+/).filter(Boolean);
+  const extra = (process.env.HERALD_KAFKA_JAVA_OPTS || '').split(/\s+/).filter(Boolean);
+  const jvm = [
+    ...heap,
+    '-server',
+    '-XX:+UseG1GC',
+    '-XX:MaxGCPauseMillis=20',
+    '-XX:InitiatingHeapOccupancyPercent=35',
+    '-XX:+ExplicitGCInvokesConcurrent',
+    '-XX:+ExitOnOutOfMemoryError',
+    '-Djava.awt.headless=true',
+    // Keep logging through Kafka's own shutdown hook (its last lines would be lost otherwise).
+    '-Dlog4j2.shutdownHookEnabled=false',
+    `-Dkafka.logs.dir=${logDir}`,
+    ...extra,
+  ];
+  const out = fs.openSync(kafkaPaths.logFile, 'a');
+  fs.writeSync(out, `\n--- herald stack: starting Kafka at ${new Date().toISOString()}\n`);
+  let child;
+  try {
+    child = spawn(bins.java, [...javaArgs(jvm, kafkaPaths.log4j), MAIN_CLASS, kafkaPaths.properties], {
+      cwd: base,
+      detached: true,
+      stdio: ['ignore', out, out],
+    });
+  } finally {
+    fs.closeSync(out);
+  }
+  let exitInfo = null;
+  child.once('exit', (code, signal) => (exitInfo = signal ?? `exit code ${code}`));
+  child.once('error', (err) => (exitInfo = err.message));
+  child.unref();
+  fs.writeFileSync(kafkaPaths.pidFile, `${child.pid}\n`);
+
+  const deadline = Date.now() + 180000;
+  while (Date.now() < deadline) {
+    if (exitInfo || !isAlive(child.pid)) {
+      fs.rmSync(kafkaPaths.pidFile, { force: true });
+      throw new StackError(component, `Kafka exited during start-up (${exitInfo ?? 'gone'})`, {
+        logFile: kafkaPaths.logFile,
+      });
+    }
+    if (await kafkaAnswers(1000)) return;
+    await sleep(300);
+  }
+  throw new StackError(component, 'Kafka did not answer a Metadata request within 180 s', {
+    logFile: kafkaPaths.logFile,
+  });
+}
+
+/**
+ * Fetches the jars if needed, writes server.properties, formats storage on first start, starts
+ * the broker and waits until it answers. Returns 'started', 'restarted' or 'running'.
+ */
+export async function ensureKafka(bins) {
+  ensureDir(base);
+  ensureDir(runDir);
+  ensureDir(logDir);
+  const libsChanged = await ensureLibs(bins);
+  const propsChanged = writeIfChanged(kafkaPaths.properties, renderProperties());
+  let pid = kafkaPid();
+  let result = 'running';
+  if (pid && (libsChanged || propsChanged)) {
+    say('kafka: jars or settings changed, restarting');
+    await stopKafka();
+    pid = null;
+    result = 'restarted';
+  }
+  if (!pid) {
+    await startBroker(bins);
+    if (result === 'running') result = 'started';
+  } else if (!(await kafkaAnswers(5000))) {
+    // Ours and alive, but not answering yet (e.g. still recovering): give it time.
+    const deadline = Date.now() + 120000;
+    while (!(await kafkaAnswers(1000))) {
+      if (Date.now() > deadline) {
+        throw new StackError(component, `Kafka (pid ${pid}) is running but does not answer on ${kafkaBrokers}`, {
+          logFile: kafkaPaths.logFile,
+        });
+      }
+      await sleep(500);
+    }
+  }
+  await ensureKafkaTopics(bins, registryTopics());
+  return result;
+}
+
+/** Topics wanted by the registry (`topics: [{name, partitions?, config?}]` on any service). */
+export function registryTopics() {
+  const byName = new Map();
+  for (const s of stackServices) {
+    for (const t of s.topics) {
+      const prev = byName.get(t.name);
+      byName.set(t.name, {
+        ...prev,
+        ...t,
+        partitions: Math.max(prev?.partitions ?? 0, t.partitions ?? 0) || undefined,
+      });
+    }
+  }
+  return [...byName.values()];
+}
+
+/** Creates the topics that do not exist yet (with Kafka's TopicCommand). Returns the names created. */
+export async function ensureKafkaTopics(bins, topics) {
+  if (!topics.length) return [];
+  const existing = new Set((await kafkaMetadata()).topics.map((t) => t.name));
+  const created = [];
+  for (const t of topics) {
+    if (!/^[A-Za-z0-9._-]{1,249}$/.test(t.name ?? '')) {
+      throw new StackError(component, `bad topic name in the registry: ${JSON.stringify(t.name)}`);
+    }
+    if (existing.has(t.name)) continue;
+    say(`kafka: creating topic ${t.name}`);
+    const args = [
+      ...javaArgs(['-Xmx256m'], kafkaPaths.toolsLog4j),
+      'org.apache.kafka.tools.TopicCommand',
+      '--bootstrap-server',
+      kafkaBrokers,
+      '--create',
+      '--if-not-exists',
+      '--topic',
+      t.name,
+      '--replication-factor',
+      '1',
+    ];
+    if (t.partitions) args.push('--partitions', String(t.partitions));
+    for (const [k, v] of Object.entries(t.config ?? {})) args.push('--config', `${k}=${v}`);
+    try {
+      await run(bins.java, args, { timeoutMs: 120000 });
+    } catch (err) {
+      throw new StackError(component, `creating topic ${t.name} failed: ${err.message}`, {
+        logFile: kafkaPaths.logFile,
+      });
+    }
+    created.push(t.name);
+  }
+  return created;
+}
+
+export async function stopKafka() {
+  const pid = kafkaPid();
+  if (!pid) {
+    fs.rmSync(kafkaPaths.pidFile, { force: true });
+    return 'not running';
+  }
+  say('kafka: stopping');
+  const r = await stopProcess(pid, { signal: 'SIGTERM', timeoutMs: 30000, group: true });
+  fs.rmSync(kafkaPaths.pidFile, { force: true });
+  return r;
+}
+
+export async function kafkaStatus() {
+  const pid = kafkaPid();
+  const ok = pid ? await kafkaAnswers() : false;
+  return {
+    component,
+    state: ok ? 'running' : pid ? 'not answering' : 'stopped',
+    pid,
+    address: `${kafkaBrokers} (controller :${ports.kafkaController})`,
+    logFile: kafkaPaths.logFile,
+    ok,
+  };
+}
+
+/** `java -cp <libs>/* <mainClass> args...` for Kafka's other CLI classes (tests, checks). */
+export function kafkaToolCommand(bins, mainClass, args) {
+  return [bins.java, [...javaArgs(['-Xmx256m'], kafkaPaths.toolsLog4j), mainClass, ...args]];
+}

@@ -1,0 +1,171 @@
+// nginx ingress on 127.0.0.1:8080, rendered from infra/nginx/nginx.conf.template and the
+// `routes` of the registry's services. Runs as `nginx -p .herald/nginx -c ... -e ...`.
+import fs from 'node:fs';
+import path from 'node:path';
+import { dataDir, host, infraDir, ingressUrl, logDir, portEnvVars, ports, stackServices } from './config.mjs';
+import {
+  StackError,
+  assertPortFree,
+  ensureDir,
+  ensureTraversable,
+  httpRequest,
+  isRoot,
+  livePid,
+  readText,
+  renderTemplate,
+  run,
+  say,
+  sleep,
+  stopProcess,
+  waitFor,
+  writeIfChanged,
+} from './util.mjs';
+
+const component = 'nginx';
+const prefix = path.join(dataDir, 'nginx');
+export const nginxPaths = {
+  prefix,
+  conf: path.join(prefix, 'nginx.conf'),
+  pidFile: path.join(prefix, 'nginx.pid'),
+  tmp: path.join(prefix, 'tmp'),
+  errorLog: path.join(logDir, 'nginx-error.log'),
+  accessLog: path.join(logDir, 'nginx-access.log'),
+};
+
+function upstreamName(service) {
+  return `herald_${service.name.replace(/[^A-Za-z0-9_]/g, '_')}`;
+}
+
+/** A route of the registry as an nginx location line. Shapes: {exact}, {prefix}, {regex}. */
+function locationFor(route, service) {
+  const quote = (s) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  if (typeof route.exact === 'string' && route.exact.startsWith('/')) return `location = ${quote(route.exact)}`;
+  if (typeof route.prefix === 'string' && route.prefix.startsWith('/')) return `location ^~ ${quote(route.prefix)}`;
+  if (typeof route.regex === 'string' && route.regex.length) return `location ~ ${quote(route.regex)}`;
+  throw new StackError(
+    component,
+    `bad route ${JSON.stringify(route)} of service ${service.name}: expected {exact: "/path"}, {prefix: "/path/"} or {regex: "^/..."}`,
+  );
+}
+
+export function renderNginxConf() {
+  const routed = stackServices.filter((s) => s.routes.length);
+  const upstreams = routed
+    .map(
+      (s) =>
+        `  upstream ${upstreamName(s)} {\n` +
+        `    server ${host}:${s.port} max_fails=0;\n` +
+        '    keepalive 16;\n' +
+        '    keepalive_timeout 4s;\n' +
+        '  }',
+    )
+    .join('\n');
+  const routes = routed
+    .map(
+      (s) =>
+        `    # ${s.name}\n` +
+        s.routes.map((r) => `    ${locationFor(r, s)} {\n      proxy_pass http://${upstreamName(s)};\n    }\n`).join(''),
+    )
+    .join('');
+  let userDirective = '';
+  if (isRoot) {
+    // Workers drop root; nginx hands its temp folders to this user itself.
+    const group = /^nogroup:/m.test(readText('/etc/group') ?? '') ? 'nogroup' : 'nobody';
+    userDirective = `user nobody ${group};`;
+  }
+  return renderTemplate(path.join(infraDir, 'nginx', 'nginx.conf.template'), {
+    USER_DIRECTIVE: userDirective,
+    PID_FILE: nginxPaths.pidFile,
+    ERROR_LOG: nginxPaths.errorLog,
+    ACCESS_LOG: nginxPaths.accessLog,
+    TMP_DIR: nginxPaths.tmp,
+    LISTEN: `${host}:${ports.ingress}`,
+    UPSTREAMS: upstreams,
+    ROUTES: routes,
+  });
+}
+
+export function nginxPid() {
+  return livePid(nginxPaths.pidFile, 'nginx');
+}
+
+/** True when our ingress answers: an unknown path gets nginx's JSON 404. */
+export async function nginxAnswers(timeoutMs = 2000) {
+  try {
+    const res = await httpRequest(`${ingressUrl}/__herald/probe`, {
+      timeoutMs,
+      headers: { 'X-Request-Id': 'herald-stack-probe', 'User-Agent': 'herald-stack' },
+    });
+    return res.status === 404 && res.body.includes('"not_found"');
+  } catch {
+    return false;
+  }
+}
+
+function nginxArgs(extra = []) {
+  return ['-p', `${prefix}/`, '-c', nginxPaths.conf, '-e', nginxPaths.errorLog, ...extra];
+}
+
+async function testConfig(bins) {
+  const r = await run(bins.nginx, nginxArgs(['-t', '-q']), { check: false, timeoutMs: 30000 });
+  if (r.code !== 0) {
+    throw new StackError(component, `the rendered ${nginxPaths.conf} is invalid:\n${(r.stderr + r.stdout).trim()}`);
+  }
+}
+
+/** Renders the config; starts nginx, or reloads it when the config changed. */
+export async function ensureNginx(bins) {
+  ensureDir(prefix);
+  ensureDir(nginxPaths.tmp, 0o755);
+  ensureDir(logDir);
+  if (isRoot) ensureTraversable(nginxPaths.tmp, dataDir);
+  const changed = writeIfChanged(nginxPaths.conf, renderNginxConf());
+  const pid = nginxPid();
+  if (pid) {
+    if (changed) {
+      await testConfig(bins);
+      say('nginx: routes changed, reloading');
+      process.kill(pid, 'SIGHUP');
+      await sleep(300);
+    }
+    try {
+      await waitFor(() => nginxAnswers(), { timeoutMs: 15000, what: `nginx on ${ingressUrl}` });
+    } catch (err) {
+      throw new StackError(component, err.message, { logFile: nginxPaths.errorLog });
+    }
+    return changed ? 'reloaded' : 'running';
+  }
+  await assertPortFree(component, ports.ingress, portEnvVars.ingress);
+  await testConfig(bins);
+  say(`nginx: starting on ${ingressUrl}`);
+  fs.rmSync(nginxPaths.pidFile, { force: true });
+  try {
+    await run(bins.nginx, nginxArgs(), { appendTo: nginxPaths.errorLog, detached: true, timeoutMs: 30000 });
+    await waitFor(() => nginxAnswers(), { timeoutMs: 15000, what: `nginx on ${ingressUrl}` });
+  } catch (err) {
+    throw new StackError(component, err.message, { logFile: nginxPaths.errorLog });
+  }
+  return 'started';
+}
+
+export async function stopNginx() {
+  const pid = nginxPid();
+  if (!pid) return 'not running';
+  say('nginx: stopping');
+  // SIGQUIT: graceful (finish open requests); SIGKILL after 10 s.
+  return stopProcess(pid, { signal: 'SIGQUIT', timeoutMs: 10000 });
+}
+
+export async function nginxStatus() {
+  const pid = nginxPid();
+  const ok = pid ? await nginxAnswers() : false;
+  return {
+    component,
+    state: ok ? 'running' : pid ? 'not answering' : 'stopped',
+    pid,
+    address: ingressUrl,
+    logFile: nginxPaths.accessLog,
+    extraLogs: [nginxPaths.errorLog],
+    ok,
+  };
+}

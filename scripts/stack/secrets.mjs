@@ -1,0 +1,55 @@
+// Secrets of the local stack, generated once and kept in the data folder (mode 0600).
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { dataDir } from './config.mjs';
+import { ensureDir, readText } from './util.mjs';
+
+export const adminTokenFile = path.join(dataDir, 'admin-token');
+export const signingKeysFile = path.join(dataDir, 'signing-keys.json');
+
+function writeSecret(file, content) {
+  ensureDir(path.dirname(file));
+  try {
+    fs.writeFileSync(file, content, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if (err.code !== 'EEXIST') throw err; // another process made it first: keep theirs
+  }
+  fs.chmodSync(file, 0o600);
+}
+
+/** Creates the admin token and the signing key set when missing. Synchronous and idempotent. */
+export function ensureSecrets() {
+  if (!readText(adminTokenFile)?.trim()) {
+    fs.rmSync(adminTokenFile, { force: true });
+    writeSecret(adminTokenFile, `${randomBytes(32).toString('base64url')}\n`);
+  }
+  if (!readText(signingKeysFile)?.trim()) {
+    fs.rmSync(signingKeysFile, { force: true });
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const jwk = privateKey.export({ format: 'jwk' });
+    const key = {
+      kty: jwk.kty,
+      crv: jwk.crv,
+      x: jwk.x,
+      y: jwk.y,
+      d: jwk.d,
+      kid: randomBytes(9).toString('base64url'),
+      alg: 'ES256',
+    };
+    writeSecret(signingKeysFile, `${JSON.stringify([key])}\n`);
+  }
+}
+
+/** ADMIN_TOKEN from the environment when set, else the generated one. */
+export function adminToken() {
+  if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
+  ensureSecrets();
+  return readText(adminTokenFile).trim();
+}
+
+/** The JSON text of .herald/signing-keys.json (an array of private JWKs). */
+export function signingKeys() {
+  ensureSecrets();
+  return readText(signingKeysFile).trim();
+}

@@ -1,0 +1,281 @@
+// Herald's own services (the registry in services.mjs) as detached `node <entry>` processes:
+// environment, migrations, start, readiness (/readyz), restart after a rebuild, stop.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  databaseUrl,
+  findService,
+  host,
+  kafkaBrokers,
+  logDir,
+  redisUrl,
+  repoRoot,
+  runDir,
+  stackServices,
+} from './config.mjs';
+import { adminToken, signingKeys } from './secrets.mjs';
+import {
+  StackError,
+  assertPortFree,
+  ensureDir,
+  exists,
+  httpRequest,
+  isAlive,
+  livePid,
+  newestMtime,
+  readText,
+  run,
+  say,
+  sha256,
+  sleep,
+  stopProcess,
+} from './util.mjs';
+
+// ---------------------------------------------------------------------------------------------
+// Environment
+
+function envName(name) {
+  return name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+}
+
+/** The variables the stack gives a service (before the caller's own environment is applied). */
+export function stackVariables(name) {
+  const service = findService(name);
+  const auth = stackServices.find((s) => s.name === 'auth');
+  const vars = {
+    HOST: host,
+    PORT: String(service.port),
+    REDIS_URL: redisUrl,
+    KAFKA_BROKERS: kafkaBrokers,
+    ADMIN_TOKEN: adminToken(),
+    AUTH_SIGNING_KEYS: signingKeys(),
+    LOG_LEVEL: 'info',
+  };
+  if (service.database) vars.DATABASE_URL = databaseUrl(service.database);
+  if (auth) vars.AUTH_JWKS_URL = `${auth.url}/.well-known/jwks.json`;
+  for (const s of stackServices) vars[`SERVICE_URL_${envName(s.name)}`] = s.url;
+  if (!process.env.OTEL_EXPORTER_OTLP_ENDPOINT) vars.OTEL_SDK_DISABLED = 'true';
+  return vars;
+}
+
+/** Per-service values that a parent's variable of the same name must not override: a PORT or
+ *  DATABASE_URL in the caller's shell would otherwise send every service to the same place.
+ *  (Move them with HERALD_<NAME>_PORT / HERALD_PG_PORT instead.) */
+const PER_SERVICE = new Set(['PORT', 'DATABASE_URL']);
+
+/**
+ * The full environment of a service process: the caller's environment (`base`, default
+ * process.env) passed through, plus the stack's variables where the caller has not set them.
+ */
+export function serviceEnv(name, base = process.env) {
+  const env = { ...base };
+  for (const [k, v] of Object.entries(stackVariables(name))) {
+    if (PER_SERVICE.has(k) || env[k] === undefined || env[k] === '') env[k] = v;
+  }
+  return env;
+}
+
+function envFingerprint(name, env) {
+  const keys = Object.keys(stackVariables(name)).sort();
+  return sha256(JSON.stringify(keys.map((k) => [k, env[k]])));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+/** The service's package folder (nearest package.json above its entry), used as its cwd. */
+function packageDir(service) {
+  let dir = path.dirname(service.entryPath);
+  while (dir.startsWith(repoRoot) && dir !== repoRoot) {
+    if (exists(path.join(dir, 'package.json'))) return dir;
+    dir = path.dirname(dir);
+  }
+  return repoRoot;
+}
+
+export function servicePid(service) {
+  return livePid(service.pidFile, service.entryPath);
+}
+
+function readState(service) {
+  try {
+    return JSON.parse(readText(service.stateFile) ?? 'null');
+  } catch {
+    return null;
+  }
+}
+
+/** Newest build output the running process may be older than: its own dist and libs/*\/dist. */
+function newestBuild(service) {
+  let newest = newestMtime(path.dirname(service.entryPath));
+  const libs = path.join(repoRoot, 'libs');
+  let names = [];
+  try {
+    names = fs.readdirSync(libs);
+  } catch {
+    // no libs yet
+  }
+  for (const lib of names) newest = Math.max(newest, newestMtime(path.join(libs, lib, 'dist')));
+  return newest;
+}
+
+export async function serviceReady(service, timeoutMs = 1500) {
+  try {
+    const res = await httpRequest(`${service.url}/readyz`, {
+      timeoutMs,
+      headers: { 'User-Agent': 'herald-stack', 'X-Request-Id': 'herald-stack-probe' },
+    });
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+function logLine(service, text) {
+  fs.appendFileSync(service.logFile, `\n--- herald stack: ${text} at ${new Date().toISOString()}\n`);
+}
+
+async function migrate(service, env) {
+  if (!service.migratePath || !exists(service.migratePath)) return;
+  say(`${service.name}: migrating (${path.relative(repoRoot, service.migratePath)})`);
+  logLine(service, `running ${path.relative(repoRoot, service.migratePath)}`);
+  const r = await run(process.execPath, ['--enable-source-maps', service.migratePath], {
+    cwd: packageDir(service),
+    env,
+    appendTo: service.logFile,
+    check: false,
+    timeoutMs: 10 * 60000,
+  });
+  if (r.code !== 0) {
+    throw new StackError(service.name, `migration ${service.migrate} failed (${r.signal ?? `exit code ${r.code}`})`, {
+      logFile: service.logFile,
+    });
+  }
+}
+
+async function startService(service, env) {
+  logLine(service, `starting ${path.relative(repoRoot, service.entryPath)}`);
+  const out = fs.openSync(service.logFile, 'a');
+  let child;
+  try {
+    child = spawn(process.execPath, ['--enable-source-maps', ...service.nodeArgs, service.entryPath], {
+      cwd: packageDir(service),
+      env,
+      detached: true,
+      stdio: ['ignore', out, out],
+    });
+  } finally {
+    fs.closeSync(out);
+  }
+  let exitInfo = null;
+  child.once('exit', (code, signal) => (exitInfo = signal ?? `exit code ${code}`));
+  child.once('error', (err) => (exitInfo = err.message));
+  child.unref();
+  const startedAt = Date.now();
+  fs.writeFileSync(service.pidFile, `${child.pid}\n`);
+  fs.writeFileSync(
+    service.stateFile,
+    `${JSON.stringify({ pid: child.pid, startedAt, env: envFingerprint(service.name, env) })}\n`,
+  );
+  const timeoutMs = Number(process.env.HERALD_READY_TIMEOUT_MS) || 60000;
+  const deadline = startedAt + timeoutMs;
+  for (;;) {
+    if (exitInfo || !isAlive(child.pid)) {
+      fs.rmSync(service.pidFile, { force: true });
+      throw new StackError(service.name, `exited during start-up (${exitInfo ?? 'gone'})`, { logFile: service.logFile });
+    }
+    if (await serviceReady(service)) return;
+    if (Date.now() > deadline) {
+      throw new StackError(service.name, `${service.url}/readyz did not answer 200 within ${timeoutMs / 1000} s`, {
+        logFile: service.logFile,
+      });
+    }
+    await sleep(200);
+  }
+}
+
+/**
+ * Starts one service unless it is already running; restarts it when `restart`, when its build
+ * is newer than the process, or when its stack variables changed. Returns 'started',
+ * 'restarted', 'running' or 'not built'.
+ */
+export async function ensureService(service, { restart = false } = {}) {
+  ensureDir(runDir);
+  ensureDir(logDir);
+  if (!exists(service.entryPath)) {
+    say(`${service.name}: not built (${service.entry} is missing), skipped`);
+    return 'not built';
+  }
+  const env = serviceEnv(service.name);
+  let result = 'started';
+  const pid = servicePid(service);
+  if (pid) {
+    const state = readState(service);
+    const reason = restart
+      ? 'requested'
+      : !state || newestBuild(service) > state.startedAt
+        ? 'the build is newer than the process'
+        : state.env !== envFingerprint(service.name, env)
+          ? 'its settings changed'
+          : null;
+    if (!reason) {
+      if (!(await serviceReady(service))) {
+        const ok = await waitReady(service, 30000);
+        if (!ok) {
+          throw new StackError(service.name, `running (pid ${pid}) but ${service.url}/readyz does not answer 200`, {
+            logFile: service.logFile,
+          });
+        }
+      }
+      return 'running';
+    }
+    say(`${service.name}: restarting (${reason})`);
+    await stopService(service);
+    result = 'restarted';
+  }
+  await assertPortFree(service.name, service.port, service.portEnvVar);
+  await migrate(service, env);
+  say(`${service.name}: starting on ${service.url}`);
+  await startService(service, env);
+  return result;
+}
+
+async function waitReady(service, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await serviceReady(service)) return true;
+    await sleep(250);
+  }
+  return false;
+}
+
+/** SIGTERM to the service's process group, SIGKILL after 10 s. */
+export async function stopService(service) {
+  const pid = servicePid(service);
+  let result = 'not running';
+  if (pid) {
+    say(`${service.name}: stopping`);
+    result = await stopProcess(pid, { signal: 'SIGTERM', timeoutMs: 10000, group: true });
+  }
+  fs.rmSync(service.pidFile, { force: true });
+  fs.rmSync(service.stateFile, { force: true });
+  return result;
+}
+
+export async function serviceStatus(service) {
+  const pid = servicePid(service);
+  const built = exists(service.entryPath);
+  const ok = pid ? await serviceReady(service) : false;
+  return {
+    component: service.name,
+    state: ok ? 'running' : pid ? 'not ready' : built ? 'stopped' : 'not built',
+    pid,
+    address: service.url,
+    logFile: service.logFile,
+    ok,
+    expected: built,
+  };
+}
+
+export { stackServices };

@@ -1,0 +1,231 @@
+// OpenTelemetry for every Herald service. Load it with `node --import @herald/telemetry/register`
+// so the SDK starts before any instrumented module is imported; see README.md.
+//
+// PERSONAL DATA: never put personal data into span attributes, span names, span events, metric
+// attributes, baggage or error messages: no contact emails, names, phone numbers, external ids,
+// IP addresses or request bodies. Telemetry leaves Herald's data boundary (collectors, vendors)
+// and is kept longer than the data it describes. Use counts, opaque internal ids, enum-like
+// values (event name, outcome, error code) and durations.
+import {
+  SpanStatusCode,
+  metrics,
+  trace,
+  type Attributes,
+  type Meter,
+  type MeterOptions,
+  type Span,
+} from '@opentelemetry/api';
+import type { Instrumentation } from '@opentelemetry/instrumentation';
+import { NodeSDK, core, resources, type NodeSDKConfiguration } from '@opentelemetry/sdk-node';
+import { heraldInstrumentations } from './instrumentations.js';
+import {
+  isTelemetryDisabled,
+  resolveServiceIdentity,
+  unrequestedSignals,
+  type Env,
+} from './settings.js';
+
+export {
+  SpanKind,
+  SpanStatusCode,
+  context,
+  propagation,
+  trace,
+  type Attributes,
+  type Context,
+  type Counter,
+  type Histogram,
+  type Meter,
+  type Span,
+  type UpDownCounter,
+} from '@opentelemetry/api';
+export { isTelemetryDisabled } from './settings.js';
+
+type SpanProcessor = NonNullable<NodeSDKConfiguration['spanProcessors']>[number];
+type MetricReader = NonNullable<NodeSDKConfiguration['metricReaders']>[number];
+
+export interface TelemetryOptions {
+  /** Wins over OTEL_SERVICE_NAME. Defaults to OTEL_SERVICE_NAME, then the service's package.json. */
+  serviceName?: string;
+  /** Defaults to the service's package.json version (npm_package_version without one). */
+  serviceVersion?: string;
+  /**
+   * Replaces the span processors the SDK would build from OTEL_TRACES_EXPORTER, e.g. a
+   * SimpleSpanProcessor around an InMemorySpanExporter in tests.
+   */
+  spanProcessors?: SpanProcessor[];
+  /** Replaces the metric readers the SDK would build from OTEL_METRICS_EXPORTER. */
+  metricReaders?: MetricReader[];
+}
+
+export interface Telemetry {
+  /** False when OTEL_SDK_DISABLED=true: nothing was started and every API call is a no-op. */
+  readonly enabled: boolean;
+  /** Flushes what is buffered and stops the SDK. Never rejects; safe to call more than once. */
+  shutdown(): Promise<void>;
+}
+
+// On globalThis rather than in a module variable so that a second copy of this package (a
+// bundled service, a duplicate install) still finds and shuts down the SDK the first started.
+const STATE = Symbol.for('herald.telemetry');
+type Holder = { [STATE]?: Telemetry };
+const holder = globalThis as Holder;
+
+/** How long shutdown waits for the exporters before giving up, so exit is never held hostage. */
+const SHUTDOWN_TIMEOUT_MS = 5_000;
+
+const disabledTelemetry: Telemetry = { enabled: false, shutdown: () => Promise.resolve() };
+
+/**
+ * Starts the OpenTelemetry NodeSDK once per process and returns its handle; later calls return
+ * the same handle. `@herald/telemetry/register` calls it with no options before the service's
+ * code loads, which is the only way the http, express, pg, redis, kafkajs and pino modules get
+ * patched; calling it from service code after those imports yields spans for fetch only.
+ *
+ * Exporters come from the standard OTEL_* variables through the SDK's own handling, except that
+ * a signal with neither an exporter named (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER) nor an
+ * OTLP endpoint set gets no exporter instead of the SDK's default OTLP to localhost:4318. Logs
+ * are exported only when OTEL_LOGS_EXPORTER is set. Propagation is W3C tracecontext + baggage
+ * unless OTEL_PROPAGATORS says otherwise.
+ *
+ * No signal handler is installed (one would stop Node's default exit on SIGTERM): the service's
+ * graceful shutdown calls `shutdownTelemetry()` last. When the event loop simply runs dry,
+ * buffered telemetry is flushed on `beforeExit`.
+ */
+export function startTelemetry(options: TelemetryOptions = {}): Telemetry {
+  const running = holder[STATE];
+  if (running) return running;
+  const env: Env = process.env;
+  if (isTelemetryDisabled(env)) {
+    holder[STATE] = disabledTelemetry;
+    return disabledTelemetry;
+  }
+
+  const identity = resolveServiceIdentity(options, env);
+  const base: Attributes = {};
+  if (identity.fallbackName !== undefined) base['service.name'] = identity.fallbackName;
+  if (identity.version !== undefined) base['service.version'] = identity.version;
+
+  const off = new Set(unrequestedSignals(env));
+  const instrumentations: Instrumentation[] = heraldInstrumentations({
+    sendLogs: !off.has('logs'),
+  });
+  const config: Partial<NodeSDKConfiguration> = {
+    // Detected attributes (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES such as
+    // deployment.environment.name, process, host) are merged over this base by the SDK.
+    resource: resources.defaultResource().merge(resources.resourceFromAttributes(base)),
+    instrumentations,
+  };
+  if (identity.explicitName !== undefined) config.serviceName = identity.explicitName;
+  if (!env.OTEL_PROPAGATORS?.trim()) {
+    config.textMapPropagator = new core.CompositePropagator({
+      propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()],
+    });
+  }
+  // An empty list is how the SDK spells "none" in code: no provider is registered at all.
+  if (options.spanProcessors) config.spanProcessors = options.spanProcessors;
+  else if (off.has('traces')) config.spanProcessors = [];
+  if (options.metricReaders) config.metricReaders = options.metricReaders;
+  else if (off.has('metrics')) config.metricReaders = [];
+  if (off.has('logs')) config.logRecordProcessors = [];
+
+  const sdk = new NodeSDK(config);
+  sdk.start();
+
+  let stopping: Promise<void> | undefined;
+  const telemetry: Telemetry = {
+    enabled: true,
+    shutdown: () => (stopping ??= stop(sdk, instrumentations)),
+  };
+  holder[STATE] = telemetry;
+  process.once('beforeExit', () => void telemetry.shutdown());
+  return telemetry;
+}
+
+async function stop(sdk: NodeSDK, instrumentations: Instrumentation[]): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), SHUTDOWN_TIMEOUT_MS);
+    timer.unref();
+  });
+  try {
+    const outcome = await Promise.race([sdk.shutdown().then(() => 'done' as const), timeout]);
+    if (outcome === 'timeout') {
+      process.emitWarning(
+        `telemetry shutdown gave up after ${SHUTDOWN_TIMEOUT_MS} ms; some spans or metrics were not exported`,
+        'HeraldTelemetryWarning',
+      );
+    }
+  } catch (error) {
+    process.emitWarning(
+      `telemetry shutdown failed: ${error instanceof Error ? error.message : String(error)}`,
+      'HeraldTelemetryWarning',
+    );
+  } finally {
+    clearTimeout(timer);
+    // Unpatch modules and unsubscribe from diagnostics channels: nothing is exported any more.
+    for (const instrumentation of instrumentations) instrumentation.disable();
+  }
+}
+
+/**
+ * Flushes and stops telemetry started by `startTelemetry` or `@herald/telemetry/register`.
+ * Call it last in the service's graceful shutdown, after the HTTP server and the Kafka, Redis
+ * and PostgreSQL clients have closed (their final spans are then included), and before
+ * `process.exit`. It never calls `process.exit` itself and never rejects.
+ */
+export function shutdownTelemetry(): Promise<void> {
+  return holder[STATE]?.shutdown() ?? Promise.resolve();
+}
+
+/**
+ * The meter for one part of a service, for domain facts. Give instruments a unit and keep
+ * attribute values to small, fixed sets (never personal data, never unbounded ids):
+ *
+ *   const accepted = meter('herald.ingress').createCounter('events.accepted', {
+ *     unit: '{event}',
+ *     description: 'Events accepted for recording',
+ *   });
+ *   accepted.add(batch.length, { 'event.source': 'api' });
+ *
+ * Without a metrics exporter configured this is the API's no-op meter.
+ */
+export function meter(name: string, version?: string, options?: MeterOptions): Meter {
+  return metrics.getMeter(name, version, options);
+}
+
+const TRACER_NAME = '@herald/telemetry';
+
+/**
+ * Runs `fn` inside a new active span (child of the current one), ends the span when `fn`
+ * settles, and on a throw or rejection records the exception and sets the ERROR status before
+ * rethrowing. Attributes describe the operation, never the person: see the rule at the top of
+ * this file (an exception's message is recorded too, so error messages must not carry personal
+ * data either).
+ *
+ *   await withSpan('contacts.merge', { 'herald.contact_count': ids.length }, () => merge(ids));
+ */
+export function withSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span) => T | Promise<T>,
+): Promise<T> {
+  return trace
+    .getTracer(TRACER_NAME)
+    .startActiveSpan(name, { attributes }, async (span): Promise<T> => {
+      try {
+        return await fn(span);
+      } catch (error) {
+        if (error instanceof Error) {
+          span.recordException(error);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+        } else {
+          span.recordException(String(error));
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+}

@@ -1,0 +1,41 @@
+import type { Instrumentation } from '@opentelemetry/instrumentation';
+import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { KafkaJsInstrumentation } from '@opentelemetry/instrumentation-kafkajs';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
+import { RedisInstrumentation } from '@opentelemetry/instrumentation-redis';
+import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
+import { isUntracedPath } from './settings.js';
+
+/**
+ * The libraries Herald services use, and nothing else (no auto-instrumentations-node bundle).
+ * Every option below that could copy request or record content into a span is left off or
+ * narrowed: attributes must never carry personal data (contact emails, names, external ids).
+ */
+export function heraldInstrumentations(options: { sendLogs: boolean }): Instrumentation[] {
+  return [
+    // Incoming and outgoing node:http. Health probes get no span. Request and response headers
+    // are not recorded (`headersToSpanAttributes` stays unset).
+    new HttpInstrumentation({
+      ignoreIncomingRequestHook: (request) => isUntracedPath(request.url),
+    }),
+    // Express 4 and 5: middleware and route spans, and `http.route` on the server span.
+    new ExpressInstrumentation(),
+    // `pg`: the SQL text with its $1 placeholders, never the bound values.
+    new PgInstrumentation({ enhancedDatabaseReporting: false }),
+    // node-redis v4 and v5 (`@redis/client` ^1, ^5) and redis 2.6-3. Only the command name is
+    // recorded: keys like `contact:<email>` may embed personal identifiers.
+    new RedisInstrumentation({ dbStatementSerializer: (command) => command }),
+    // kafkajs producer and consumer spans, with trace context carried in the message headers.
+    // Message keys and values are never recorded.
+    new KafkaJsInstrumentation(),
+    // Global `fetch` (undici) through diagnostics_channel: a client span per call, and the W3C
+    // `traceparent` / `baggage` headers on service-to-service requests.
+    new UndiciInstrumentation(),
+    // trace_id / span_id / trace_flags in every pino line written inside a span. The lines go
+    // to stdout as before; they are also handed to the SDK's logs exporter only when one was
+    // asked for with OTEL_LOGS_EXPORTER.
+    new PinoInstrumentation({ disableLogSending: !options.sendLogs }),
+  ];
+}

@@ -230,12 +230,10 @@ export async function isUp() {
 
 /** Log files per component, for `logs`. */
 export function logFiles() {
-  const files = {
-    postgres: [postgresPaths.logFile],
-    kafka: [kafkaPaths.logFile],
-    nginx: [nginxPaths.accessLog, nginxPaths.errorLog],
-  };
+  const files = { postgres: [postgresPaths.logFile] };
   for (const r of redisInstances()) files[r.name] = [r.logFile];
+  files.kafka = [kafkaPaths.logFile];
+  files.nginx = [nginxPaths.accessLog, nginxPaths.errorLog];
   for (const s of stackServices) files[s.name] = [s.logFile];
   return files;
 }

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { dataDir, host, infraDir, kafkaBrokers, logDir, portEnvVars, ports, runDir, stackServices } from './config.mjs';
 import { javaMajor } from './system-packages.mjs';
@@ -209,7 +210,11 @@ async function ensureLibs(bins) {
     await run(
       bins.mvn,
       ['-B', '-q', '-f', kafkaPaths.pom, 'dependency:copy-dependencies', `-DoutputDirectory=${tmp}`, '-DincludeScope=runtime'],
-      { timeoutMs: 15 * 60000 },
+      {
+        timeoutMs: 15 * 60000,
+        // Maven's local repository follows $HOME (Java alone would take the passwd entry's home).
+        env: { ...process.env, MAVEN_OPTS: `${process.env.MAVEN_OPTS ?? ''} -Duser.home=${os.homedir()}`.trim() },
+      },
     );
   } catch (err) {
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -7,7 +7,8 @@ import { StackError, exists, isQuiet, mtimeMs, run, say, which } from './util.mj
 function npmBin() {
   // npm_execpath is set when we run under `npm run`/`npm start`: use that same npm.
   const fromNpm = process.env.npm_execpath;
-  if (fromNpm && /npm-cli\.js$/.test(fromNpm) && exists(fromNpm)) return [process.execPath, [fromNpm]];
+  if (fromNpm && /npm-cli\.js$/.test(fromNpm) && exists(fromNpm))
+    return [process.execPath, [fromNpm]];
   const npm = which('npm');
   if (!npm) throw new StackError('build', 'npm is not on PATH');
   return [npm, []];
@@ -16,7 +17,11 @@ function npmBin() {
 async function npm(args, what) {
   const [cmd, pre] = npmBin();
   try {
-    await run(cmd, [...pre, ...args], { cwd: repoRoot, inherit: !isQuiet(), timeoutMs: 30 * 60000 });
+    await run(cmd, [...pre, ...args], {
+      cwd: repoRoot,
+      inherit: !isQuiet(),
+      timeoutMs: 30 * 60000,
+    });
   } catch (err) {
     throw new StackError('build', `${what} failed: ${err.message}`);
   }
@@ -27,11 +32,12 @@ export async function ensureNodeModules() {
   const lock = path.join(repoRoot, 'package-lock.json');
   const installed = path.join(repoRoot, 'node_modules', '.package-lock.json');
   const hasLock = exists(lock);
-  const stale = !exists(path.join(repoRoot, 'node_modules')) || !exists(installed)
-    ? true
-    : hasLock
-      ? mtimeMs(lock) > mtimeMs(installed)
-      : mtimeMs(path.join(repoRoot, 'package.json')) > mtimeMs(installed);
+  const stale =
+    !exists(path.join(repoRoot, 'node_modules')) || !exists(installed)
+      ? true
+      : hasLock
+        ? mtimeMs(lock) > mtimeMs(installed)
+        : mtimeMs(path.join(repoRoot, 'package.json')) > mtimeMs(installed);
   if (!stale) return 'up to date';
   const args = hasLock ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund'];
   say(`build: npm ${args[0]}`);
@@ -77,12 +83,16 @@ export async function buildWorkspace() {
   say('build: turbo run build');
   try {
     if (exists(turbo)) {
-      await run(turbo, ['run', 'build', `--output-logs=${isQuiet() ? 'errors-only' : 'new-only'}`], {
-        cwd: repoRoot,
-        env,
-        inherit: !isQuiet(),
-        timeoutMs: 30 * 60000,
-      });
+      await run(
+        turbo,
+        ['run', 'build', `--output-logs=${isQuiet() ? 'errors-only' : 'new-only'}`],
+        {
+          cwd: repoRoot,
+          env,
+          inherit: !isQuiet(),
+          timeoutMs: 30 * 60000,
+        },
+      );
     } else {
       const [cmd, pre] = npmBin();
       await run(cmd, [...pre, 'run', 'build', '--workspaces', '--if-present'], {

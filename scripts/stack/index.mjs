@@ -158,7 +158,12 @@ export async function up(opts = {}) {
       if (!infraOnly) {
         Object.assign(
           out,
-          await settle(stackServices.map((s) => [s.name, () => ensureService(s, { restart: restartServices })])),
+          await settle(
+            stackServices.map((s) => [
+              s.name,
+              () => ensureService(s, { restart: restartServices }),
+            ]),
+          ),
         );
       }
       return out;
@@ -242,7 +247,9 @@ export function formatStatus(rows) {
   const head = ['COMPONENT', 'STATE', 'PID', 'ADDRESS'];
   const body = rows.map((r) => [r.component, r.state, r.pid ? String(r.pid) : '-', r.address]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  return [head, ...body].map((cols) => `  ${cols.map((c, i) => c.padEnd(widths[i])).join('  ')}`.trimEnd()).join('\n');
+  return [head, ...body]
+    .map((cols) => `  ${cols.map((c, i) => c.padEnd(widths[i])).join('  ')}`.trimEnd())
+    .join('\n');
 }
 
 function gettingStarted({ infraOnly, rows }) {
@@ -258,7 +265,10 @@ function gettingStarted({ infraOnly, rows }) {
   ];
   const authUp = rows.some((r) => r.component === 'auth' && r.ok);
   if (infraOnly || !authUp) {
-    lines.push('', '  Services are not running (--infra-only or not built): `npm start` starts them.');
+    lines.push(
+      '',
+      '  Services are not running (--infra-only or not built): `npm start` starts them.',
+    );
   } else {
     lines.push(
       '',
@@ -267,8 +277,8 @@ function gettingStarted({ infraOnly, rows }) {
       `    export ADMIN_TOKEN=${token}`,
       '    TENANT=$(npm run -s admin -- tenants create --name "Acme" --get id)',
       '    KEY=$(npm run -s admin -- keys create --tenant "$TENANT" --kind secret --json)',
-      "    CLIENT_ID=$(node -pe 'JSON.parse(process.argv[1]).clientId' \"$KEY\")",
-      "    SECRET=$(node -pe 'JSON.parse(process.argv[1]).secret' \"$KEY\")",
+      '    CLIENT_ID=$(node -pe \'JSON.parse(process.argv[1]).clientId\' "$KEY")',
+      '    SECRET=$(node -pe \'JSON.parse(process.argv[1]).secret\' "$KEY")',
       `    curl -s -X POST -u "$CLIENT_ID:$SECRET" ${localUrl}/v1/token`,
     );
   }

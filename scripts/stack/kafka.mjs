@@ -8,7 +8,17 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { dataDir, host, infraDir, kafkaBrokers, logDir, portEnvVars, ports, runDir, stackServices } from './config.mjs';
+import {
+  dataDir,
+  host,
+  infraDir,
+  kafkaBrokers,
+  logDir,
+  portEnvVars,
+  ports,
+  runDir,
+  stackServices,
+} from './config.mjs';
 import { javaMajor } from './system-packages.mjs';
 import {
   StackError,
@@ -202,18 +212,30 @@ function javaArgs(extra, log4j) {
 async function ensureLibs(bins) {
   const pomHash = sha256(fs.readFileSync(kafkaPaths.pom));
   if (readText(kafkaPaths.libsStamp)?.trim() === pomHash) return false;
-  if (!bins.mvn) throw new StackError(component, 'mvn is needed to fetch Kafka (Debian package maven)');
+  if (!bins.mvn)
+    throw new StackError(component, 'mvn is needed to fetch Kafka (Debian package maven)');
   say('kafka: fetching jars with Maven (infra/kafka/pom.xml)');
   const tmp = `${kafkaPaths.libs}.tmp-${process.pid}`;
   fs.rmSync(tmp, { recursive: true, force: true });
   try {
     await run(
       bins.mvn,
-      ['-B', '-q', '-f', kafkaPaths.pom, 'dependency:copy-dependencies', `-DoutputDirectory=${tmp}`, '-DincludeScope=runtime'],
+      [
+        '-B',
+        '-q',
+        '-f',
+        kafkaPaths.pom,
+        'dependency:copy-dependencies',
+        `-DoutputDirectory=${tmp}`,
+        '-DincludeScope=runtime',
+      ],
       {
         timeoutMs: 15 * 60000,
         // Maven's local repository follows $HOME (Java alone would take the passwd entry's home).
-        env: { ...process.env, MAVEN_OPTS: `${process.env.MAVEN_OPTS ?? ''} -Duser.home=${os.homedir()}`.trim() },
+        env: {
+          ...process.env,
+          MAVEN_OPTS: `${process.env.MAVEN_OPTS ?? ''} -Duser.home=${os.homedir()}`.trim(),
+        },
       },
     );
   } catch (err) {
@@ -266,7 +288,9 @@ async function formatStorage(bins) {
       { appendTo: kafkaPaths.logFile, timeoutMs: 120000 },
     );
   } catch (err) {
-    throw new StackError(component, `formatting storage failed: ${err.message}`, { logFile: kafkaPaths.logFile });
+    throw new StackError(component, `formatting storage failed: ${err.message}`, {
+      logFile: kafkaPaths.logFile,
+    });
   }
 }
 
@@ -279,11 +303,16 @@ async function startBroker(bins) {
   await assertPortFree(component, ports.kafkaController, portEnvVars.kafkaController);
   const major = await javaMajor(bins.java);
   if (major < 17) {
-    throw new StackError(component, `Kafka 4 needs Java 17 or newer; ${bins.java} is Java ${major}. Set JAVA_HOME.`);
+    throw new StackError(
+      component,
+      `Kafka 4 needs Java 17 or newer; ${bins.java} is Java ${major}. Set JAVA_HOME.`,
+    );
   }
   await formatStorage(bins);
   say(`kafka: starting on ${kafkaBrokers} (controller ${host}:${ports.kafkaController})`);
-  const heap = (process.env.HERALD_KAFKA_HEAP_OPTS || '-Xms256m -Xmx768m').split(/\s+/).filter(Boolean);
+  const heap = (process.env.HERALD_KAFKA_HEAP_OPTS || '-Xms256m -Xmx768m')
+    .split(/\s+/)
+    .filter(Boolean);
   const extra = (process.env.HERALD_KAFKA_JAVA_OPTS || '').split(/\s+/).filter(Boolean);
   const jvm = [
     ...heap,
@@ -303,11 +332,15 @@ async function startBroker(bins) {
   fs.writeSync(out, `\n--- herald stack: starting Kafka at ${new Date().toISOString()}\n`);
   let child;
   try {
-    child = spawn(bins.java, [...javaArgs(jvm, kafkaPaths.log4j), MAIN_CLASS, kafkaPaths.properties], {
-      cwd: base,
-      detached: true,
-      stdio: ['ignore', out, out],
-    });
+    child = spawn(
+      bins.java,
+      [...javaArgs(jvm, kafkaPaths.log4j), MAIN_CLASS, kafkaPaths.properties],
+      {
+        cwd: base,
+        detached: true,
+        stdio: ['ignore', out, out],
+      },
+    );
   } finally {
     fs.closeSync(out);
   }
@@ -359,9 +392,13 @@ export async function ensureKafka(bins) {
     const deadline = Date.now() + 120000;
     while (!(await kafkaAnswers(1000))) {
       if (Date.now() > deadline) {
-        throw new StackError(component, `Kafka (pid ${pid}) is running but does not answer on ${kafkaBrokers}`, {
-          logFile: kafkaPaths.logFile,
-        });
+        throw new StackError(
+          component,
+          `Kafka (pid ${pid}) is running but does not answer on ${kafkaBrokers}`,
+          {
+            logFile: kafkaPaths.logFile,
+          },
+        );
       }
       await sleep(500);
     }

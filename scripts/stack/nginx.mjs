@@ -2,7 +2,16 @@
 // `routes` of the registry's services. Runs as `nginx -p .herald/nginx -c ... -e ...`.
 import fs from 'node:fs';
 import path from 'node:path';
-import { dataDir, host, infraDir, ingressUrl, logDir, portEnvVars, ports, stackServices } from './config.mjs';
+import {
+  dataDir,
+  host,
+  infraDir,
+  ingressUrl,
+  logDir,
+  portEnvVars,
+  ports,
+  stackServices,
+} from './config.mjs';
 import {
   StackError,
   assertPortFree,
@@ -39,9 +48,12 @@ function upstreamName(service) {
 /** A route of the registry as an nginx location line. Shapes: {exact}, {prefix}, {regex}. */
 function locationFor(route, service) {
   const quote = (s) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-  if (typeof route.exact === 'string' && route.exact.startsWith('/')) return `location = ${quote(route.exact)}`;
-  if (typeof route.prefix === 'string' && route.prefix.startsWith('/')) return `location ^~ ${quote(route.prefix)}`;
-  if (typeof route.regex === 'string' && route.regex.length) return `location ~ ${quote(route.regex)}`;
+  if (typeof route.exact === 'string' && route.exact.startsWith('/'))
+    return `location = ${quote(route.exact)}`;
+  if (typeof route.prefix === 'string' && route.prefix.startsWith('/'))
+    return `location ^~ ${quote(route.prefix)}`;
+  if (typeof route.regex === 'string' && route.regex.length)
+    return `location ~ ${quote(route.regex)}`;
   throw new StackError(
     component,
     `bad route ${JSON.stringify(route)} of service ${service.name}: expected {exact: "/path"}, {prefix: "/path/"} or {regex: "^/..."}`,
@@ -64,7 +76,12 @@ export function renderNginxConf() {
     .map(
       (s) =>
         `    # ${s.name}\n` +
-        s.routes.map((r) => `    ${locationFor(r, s)} {\n      proxy_pass http://${upstreamName(s)};\n    }\n`).join(''),
+        s.routes
+          .map(
+            (r) =>
+              `    ${locationFor(r, s)} {\n      proxy_pass http://${upstreamName(s)};\n    }\n`,
+          )
+          .join(''),
     )
     .join('');
   let userDirective = '';
@@ -109,7 +126,10 @@ function nginxArgs(extra = []) {
 async function testConfig(bins) {
   const r = await run(bins.nginx, nginxArgs(['-t', '-q']), { check: false, timeoutMs: 30000 });
   if (r.code !== 0) {
-    throw new StackError(component, `the rendered ${nginxPaths.conf} is invalid:\n${(r.stderr + r.stdout).trim()}`);
+    throw new StackError(
+      component,
+      `the rendered ${nginxPaths.conf} is invalid:\n${(r.stderr + r.stdout).trim()}`,
+    );
   }
 }
 
@@ -140,7 +160,11 @@ export async function ensureNginx(bins) {
   say(`nginx: starting on ${ingressUrl}`);
   fs.rmSync(nginxPaths.pidFile, { force: true });
   try {
-    await run(bins.nginx, nginxArgs(), { appendTo: nginxPaths.errorLog, detached: true, timeoutMs: 30000 });
+    await run(bins.nginx, nginxArgs(), {
+      appendTo: nginxPaths.errorLog,
+      detached: true,
+      timeoutMs: 30000,
+    });
     await waitFor(() => nginxAnswers(), { timeoutMs: 15000, what: `nginx on ${ingressUrl}` });
   } catch (err) {
     throw new StackError(component, err.message, { logFile: nginxPaths.errorLog });

@@ -4,7 +4,15 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { dataDir, host, logDir, portEnvVars, ports, postgresUser, stackServices } from './config.mjs';
+import {
+  dataDir,
+  host,
+  logDir,
+  portEnvVars,
+  ports,
+  postgresUser,
+  stackServices,
+} from './config.mjs';
 import {
   StackError,
   assertPortFree,
@@ -103,7 +111,23 @@ export function postgresAnswers(timeoutMs = 1000) {
 async function psql(bins, sql, database = 'postgres') {
   const { stdout } = await run(
     path.join(bins.postgres, 'psql'),
-    ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-h', host, '-p', String(ports.postgres), '-U', postgresUser, '-d', database, '-c', sql],
+    [
+      '-X',
+      '-q',
+      '-At',
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-h',
+      host,
+      '-p',
+      String(ports.postgres),
+      '-U',
+      postgresUser,
+      '-d',
+      database,
+      '-c',
+      sql,
+    ],
     { env: pgEnv(), timeoutMs: 30000 },
   );
   return stdout;
@@ -125,17 +149,26 @@ async function initdb(bins, user) {
   ensureDir(data, 0o700);
   fs.chmodSync(data, 0o700);
   chownTo(user, data);
-  const locales = (await run('locale', ['-a'], { check: false }).catch(() => ({ stdout: '' }))).stdout;
+  const locales = (await run('locale', ['-a'], { check: false }).catch(() => ({ stdout: '' })))
+    .stdout;
   const locale = /^C\.utf-?8$/im.test(locales) ? ['--locale=C.UTF-8'] : ['--no-locale'];
   say('postgres: initdb (first start)');
   try {
     await run(
       path.join(bins.postgres, 'initdb'),
       ['-D', data, '-U', postgresUser, '--auth=trust', '-E', 'UTF8', ...locale],
-      { asUser: user?.name, env: pgEnv(), cwd: base, appendTo: postgresPaths.logFile, timeoutMs: 5 * 60000 },
+      {
+        asUser: user?.name,
+        env: pgEnv(),
+        cwd: base,
+        appendTo: postgresPaths.logFile,
+        timeoutMs: 5 * 60000,
+      },
     );
   } catch (err) {
-    throw new StackError(component, `initdb failed: ${err.message}`, { logFile: postgresPaths.logFile });
+    throw new StackError(component, `initdb failed: ${err.message}`, {
+      logFile: postgresPaths.logFile,
+    });
   }
   fs.appendFileSync(
     path.join(data, 'postgresql.conf'),
@@ -170,7 +203,10 @@ export async function ensurePostgres(bins) {
   try {
     if (pid && confChanged) {
       say('postgres: settings changed, restarting');
-      await pgCtl(bins, user, ['restart', '-m', 'fast', ...startArgs], { detached: true, timeoutMs: 180000 });
+      await pgCtl(bins, user, ['restart', '-m', 'fast', ...startArgs], {
+        detached: true,
+        timeoutMs: 180000,
+      });
       result = 'restarted';
     } else if (!pid) {
       await assertPortFree(component, ports.postgres, portEnvVars.postgres);
@@ -190,10 +226,13 @@ export async function ensurePostgres(bins) {
   // One database per registry service that has one.
   const wanted = [...new Set(stackServices.map((s) => s.database).filter(Boolean))];
   if (wanted.length) {
-    const have = new Set((await psql(bins, 'select datname from pg_database')).split('\n').map((s) => s.trim()));
+    const have = new Set(
+      (await psql(bins, 'select datname from pg_database')).split('\n').map((s) => s.trim()),
+    );
     for (const db of wanted) {
       if (have.has(db)) continue;
-      if (!/^[a-z_][a-z0-9_]*$/.test(db)) throw new StackError(component, `bad database name in the registry: ${db}`);
+      if (!/^[a-z_][a-z0-9_]*$/.test(db))
+        throw new StackError(component, `bad database name in the registry: ${db}`);
       say(`postgres: creating database ${db}`);
       await psql(bins, `create database "${db}"`);
     }
@@ -207,10 +246,15 @@ export async function stopPostgres(bins) {
   const user = isRoot ? lookupUser(process.env.HERALD_PG_OS_USER || 'postgres') : null;
   say('postgres: stopping');
   if (bins?.postgres) {
-    const r = await pgCtl(bins, user, ['stop', '-D', postgresPaths.data, '-m', 'fast', '-w', '-t', '60', '-s'], {
-      check: false,
-      timeoutMs: 90000,
-    });
+    const r = await pgCtl(
+      bins,
+      user,
+      ['stop', '-D', postgresPaths.data, '-m', 'fast', '-w', '-t', '60', '-s'],
+      {
+        check: false,
+        timeoutMs: 90000,
+      },
+    );
     if (r.code === 0) return 'stopped';
   }
   // No pg_ctl (or it failed): the fast-shutdown signal is SIGINT.

@@ -49,7 +49,9 @@ export function redisCommand(port, args, timeoutMs = 1000) {
     };
     socket.setTimeout(timeoutMs, () => finish(reject, new Error('redis: timeout')));
     socket.once('connect', () => {
-      socket.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`);
+      socket.write(
+        `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`,
+      );
     });
     socket.on('data', (d) => {
       buf += d;
@@ -102,7 +104,10 @@ async function ensureInstance(bins, inst) {
     if (result === 'running') result = 'started';
   }
   try {
-    await waitFor(() => redisPing(inst.port), { timeoutMs: 30000, what: `Redis PING on ${inst.port}` });
+    await waitFor(() => redisPing(inst.port), {
+      timeoutMs: 30000,
+      what: `Redis PING on ${inst.port}`,
+    });
   } catch (err) {
     throw new StackError(inst.name, err.message, { logFile: inst.logFile });
   }
@@ -112,7 +117,11 @@ async function ensureInstance(bins, inst) {
 export async function ensureRedis(bins) {
   const results = [];
   for (const inst of redisInstances()) results.push(await ensureInstance(bins, inst));
-  return results.includes('started') ? 'started' : results.includes('restarted') ? 'restarted' : 'running';
+  return results.includes('started')
+    ? 'started'
+    : results.includes('restarted')
+      ? 'restarted'
+      : 'running';
 }
 
 async function stopInstance(inst) {
@@ -121,7 +130,10 @@ async function stopInstance(inst) {
   say(`${inst.name}: stopping`);
   // SHUTDOWN writes the append-only file and a snapshot; the connection just closes.
   await redisCommand(inst.port, ['SHUTDOWN'], 5000).catch(() => {});
-  const exited = await waitFor(() => !isAlive(pid), { timeoutMs: 10000, what: 'redis to exit' }).catch(() => false);
+  const exited = await waitFor(() => !isAlive(pid), {
+    timeoutMs: 10000,
+    what: 'redis to exit',
+  }).catch(() => false);
   if (exited) return 'stopped';
   return stopProcess(pid, { signal: 'SIGTERM', timeoutMs: 15000 });
 }

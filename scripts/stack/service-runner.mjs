@@ -133,7 +133,10 @@ export async function serviceReady(service, timeoutMs = 1500) {
 }
 
 function logLine(service, text) {
-  fs.appendFileSync(service.logFile, `\n--- herald stack: ${text} at ${new Date().toISOString()}\n`);
+  fs.appendFileSync(
+    service.logFile,
+    `\n--- herald stack: ${text} at ${new Date().toISOString()}\n`,
+  );
 }
 
 async function migrate(service, env) {
@@ -148,9 +151,13 @@ async function migrate(service, env) {
     timeoutMs: 10 * 60000,
   });
   if (r.code !== 0) {
-    throw new StackError(service.name, `migration ${service.migrate} failed (${r.signal ?? `exit code ${r.code}`})`, {
-      logFile: service.logFile,
-    });
+    throw new StackError(
+      service.name,
+      `migration ${service.migrate} failed (${r.signal ?? `exit code ${r.code}`})`,
+      {
+        logFile: service.logFile,
+      },
+    );
   }
 }
 
@@ -159,12 +166,16 @@ async function startService(service, env) {
   const out = fs.openSync(service.logFile, 'a');
   let child;
   try {
-    child = spawn(process.execPath, ['--enable-source-maps', ...service.nodeArgs, service.entryPath], {
-      cwd: packageDir(service),
-      env,
-      detached: true,
-      stdio: ['ignore', out, out],
-    });
+    child = spawn(
+      process.execPath,
+      ['--enable-source-maps', ...service.nodeArgs, service.entryPath],
+      {
+        cwd: packageDir(service),
+        env,
+        detached: true,
+        stdio: ['ignore', out, out],
+      },
+    );
   } finally {
     fs.closeSync(out);
   }
@@ -183,13 +194,19 @@ async function startService(service, env) {
   for (;;) {
     if (exitInfo || !isAlive(child.pid)) {
       fs.rmSync(service.pidFile, { force: true });
-      throw new StackError(service.name, `exited during start-up (${exitInfo ?? 'gone'})`, { logFile: service.logFile });
+      throw new StackError(service.name, `exited during start-up (${exitInfo ?? 'gone'})`, {
+        logFile: service.logFile,
+      });
     }
     if (await serviceReady(service)) return;
     if (Date.now() > deadline) {
-      throw new StackError(service.name, `${service.url}/readyz did not answer 200 within ${timeoutMs / 1000} s`, {
-        logFile: service.logFile,
-      });
+      throw new StackError(
+        service.name,
+        `${service.url}/readyz did not answer 200 within ${timeoutMs / 1000} s`,
+        {
+          logFile: service.logFile,
+        },
+      );
     }
     await sleep(200);
   }
@@ -223,9 +240,13 @@ export async function ensureService(service, { restart = false } = {}) {
       if (!(await serviceReady(service))) {
         const ok = await waitReady(service, 30000);
         if (!ok) {
-          throw new StackError(service.name, `running (pid ${pid}) but ${service.url}/readyz does not answer 200`, {
-            logFile: service.logFile,
-          });
+          throw new StackError(
+            service.name,
+            `running (pid ${pid}) but ${service.url}/readyz does not answer 200`,
+            {
+              logFile: service.logFile,
+            },
+          );
         }
       }
       return 'running';

@@ -8,7 +8,8 @@ const SBIN = ['/usr/local/sbin', '/usr/sbin', '/sbin'];
 /** Highest /usr/lib/postgresql/<v>/bin holding initdb, pg_ctl and postgres (Debian layout). */
 function findPostgresBin() {
   const override = process.env.HERALD_PG_BIN;
-  const ok = (dir) => ['initdb', 'pg_ctl', 'postgres', 'psql'].every((b) => exists(path.join(dir, b)));
+  const ok = (dir) =>
+    ['initdb', 'pg_ctl', 'postgres', 'psql'].every((b) => exists(path.join(dir, b)));
   if (override) return ok(override) ? override : null;
   let versions = [];
   try {
@@ -76,13 +77,24 @@ export async function ensureSystemPackages({ needed = Object.keys(REQUIREMENTS) 
   const policy = '/usr/sbin/policy-rc.d';
   let createdPolicy = false;
   if (!exists(policy)) {
-    fs.writeFileSync(policy, '#!/bin/sh\n# written by herald scripts/stack: no daemons during install\nexit 101\n', {
-      mode: 0o755,
-    });
+    fs.writeFileSync(
+      policy,
+      '#!/bin/sh\n# written by herald scripts/stack: no daemons during install\nexit 101\n',
+      {
+        mode: 0o755,
+      },
+    );
     createdPolicy = true;
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive', NEEDRESTART_MODE: 'l' };
-  const aptOpts = ['-o', 'DPkg::Lock::Timeout=300', '-o', 'Dpkg::Options::=--force-confdef', '-o', 'Dpkg::Options::=--force-confold'];
+  const aptOpts = [
+    '-o',
+    'DPkg::Lock::Timeout=300',
+    '-o',
+    'Dpkg::Options::=--force-confdef',
+    '-o',
+    'Dpkg::Options::=--force-confold',
+  ];
   try {
     await run('apt-get', [...aptOpts, '-q', 'update'], { env, timeoutMs: 10 * 60000 });
     await run('apt-get', [...aptOpts, '-q', 'install', '-y', '--no-install-recommends', ...pkgs], {

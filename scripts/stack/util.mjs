@@ -170,7 +170,9 @@ export function ensureTraversable(dir, quietBelow) {
     if ((st.mode & 0o001) === 0) {
       fs.chmodSync(cur, (st.mode & 0o7777) | 0o001);
       if (!quietBelow || !cur.startsWith(quietBelow)) {
-        warn(`note: added o+x (search only) to ${cur} so the stack's daemons can reach their files`);
+        warn(
+          `note: added o+x (search only) to ${cur} so the stack's daemons can reach their files`,
+        );
       }
     }
   }
@@ -321,7 +323,10 @@ export function livePid(file, mustContain) {
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `fn` until it returns a truthy value; rejects after `timeoutMs`. */
-export async function waitFor(fn, { timeoutMs = 30000, intervalMs = 200, what = 'condition' } = {}) {
+export async function waitFor(
+  fn,
+  { timeoutMs = 30000, intervalMs = 200, what = 'condition' } = {},
+) {
   const deadline = Date.now() + timeoutMs;
   let lastErr;
   for (;;) {
@@ -345,7 +350,10 @@ export async function waitFor(fn, { timeoutMs = 30000, intervalMs = 200, what = 
  * Stops a process: `signal`, then SIGKILL after `timeoutMs`. `group` signals its whole process
  * group (for processes we started detached, which lead their own group).
  */
-export async function stopProcess(pid, { signal = 'SIGTERM', timeoutMs = 10000, group = false } = {}) {
+export async function stopProcess(
+  pid,
+  { signal = 'SIGTERM', timeoutMs = 10000, group = false } = {},
+) {
   if (!isAlive(pid)) return 'not running';
   const send = (sig) => {
     try {
@@ -367,7 +375,10 @@ export async function stopProcess(pid, { signal = 'SIGTERM', timeoutMs = 10000, 
     await sleep(100);
   }
   send('SIGKILL');
-  await waitFor(() => !isAlive(pid) || isZombie(pid), { timeoutMs: 5000, what: `pid ${pid} to exit` });
+  await waitFor(() => !isAlive(pid) || isZombie(pid), {
+    timeoutMs: 5000,
+    what: `pid ${pid} to exit`,
+  });
   return 'killed';
 }
 
@@ -399,7 +410,9 @@ export function portFree(port, hostName = '127.0.0.1') {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.once('error', () => resolve(false));
-    server.listen({ port, host: hostName, exclusive: true }, () => server.close(() => resolve(true)));
+    server.listen({ port, host: hostName, exclusive: true }, () =>
+      server.close(() => resolve(true)),
+    );
   });
 }
 
@@ -420,7 +433,11 @@ export function httpRequest(url, { method = 'GET', headers = {}, body, timeoutMs
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () =>
-        resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        resolve({
+          status: res.statusCode,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
       );
       res.on('error', reject);
     });

@@ -51,24 +51,24 @@ export const infraComponents = ['postgres', 'redis', 'kafka', 'nginx'];
 // Lock: one `up`/`down` at a time (.herald/run/stack.lock holds the owner's pid).
 
 const lockFile = path.join(runDir, 'stack.lock');
-let lockDepth = 0;
+let holdingLock = false;
+let queue = Promise.resolve();
 
 function releaseLockSync() {
   if (readPid(lockFile) === process.pid) fs.rmSync(lockFile, { force: true });
 }
 process.on('exit', () => {
-  if (lockDepth > 0) releaseLockSync();
+  if (holdingLock) releaseLockSync();
 });
 
-async function withLock(fn) {
-  if (lockDepth > 0) {
-    lockDepth++;
-    try {
-      return await fn();
-    } finally {
-      lockDepth--;
-    }
-  }
+/** Runs `fn` holding the lock: one at a time in this process, and across processes. */
+function withLock(fn) {
+  const run = queue.then(() => withFileLock(fn));
+  queue = run.catch(() => {});
+  return run;
+}
+
+async function withFileLock(fn) {
   ensureDir(runDir);
   const deadline = Date.now() + 15 * 60000;
   let told = false;
@@ -93,11 +93,11 @@ async function withLock(fn) {
     }
     await sleep(250);
   }
-  lockDepth = 1;
+  holdingLock = true;
   try {
     return await fn();
   } finally {
-    lockDepth = 0;
+    holdingLock = false;
     releaseLockSync();
   }
 }

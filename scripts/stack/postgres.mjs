@@ -188,7 +188,10 @@ export async function ensurePostgres(bins) {
   ensureDir(logDir);
   if (!exists(logFile)) fs.writeFileSync(logFile, '');
   chownTo(user, socketDir, logFile);
-  if (user) ensureTraversable(socketDir, dataDir);
+  if (user) {
+    ensureTraversable(socketDir, dataDir);
+    ensureTraversable(logDir, dataDir);
+  }
 
   if (!exists(path.join(data, 'PG_VERSION'))) await initdb(bins, user);
   chownTo(user, data);

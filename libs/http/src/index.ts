@@ -4,3 +4,4 @@ export { publicCors } from './cors.js';
 export { createLogger, type Logger } from './logger.js';
 export { REQUEST_ID_HEADER, requestId } from './request-id.js';
 export { startServer, type RunningServer, type ServerOptions } from './server.js';
+export { formatPath, parseOrThrow } from './validate.js';

@@ -10,15 +10,14 @@ export interface RedisOptions {
   url?: string;
   /** Cluster seed nodes; when given, a cluster client is made. */
   clusterNodes?: readonly string[];
-  /** Fail a command fast while disconnected instead of queueing it (callers fail open). */
-  commandTimeoutMs?: number;
 }
 
 /**
- * Connects to Redis, single node or Cluster. Reconnects with capped backoff forever: Redis
- * being away must slow nothing down, so callers treat its errors as "no answer".
+ * A Redis client, single node or Cluster, that connects in the background and reconnects
+ * with capped backoff forever. Redis is a fast path, never a reason to fail: while it is
+ * away, commands reject at once (no offline queue) and callers fall back.
  */
-export async function connectRedis(options: RedisOptions): Promise<Redis> {
+export function createRedis(options: RedisOptions): Redis {
   const socket = {
     connectTimeout: 2_000,
     reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 2_000),
@@ -32,8 +31,26 @@ export async function connectRedis(options: RedisOptions): Promise<Redis> {
       : createClient({ url: options.url, socket, disableOfflineQueue: true });
   // Without a listener an 'error' event would crash the process.
   client.on('error', () => {});
-  await client.connect();
+  client.connect().catch(() => {});
   return client;
+}
+
+/** Resolves once the client answers PING, or rejects after `timeoutMs`. */
+export async function waitForRedis(client: Redis, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (client.isReady) {
+        // A keyed read works the same on a single node and on a Cluster.
+        await client.get(taggedKey('herald', 'health', 'ping'));
+        return;
+      }
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error(`Redis did not answer within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /**

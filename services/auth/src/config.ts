@@ -1,0 +1,24 @@
+import { DEFAULT_AUDIENCE, DEFAULT_ISSUER } from '@herald/auth';
+import { httpServerEnv, loadConfig, secret, url, z } from '@herald/config';
+
+export const DEFAULT_PORT = 18081;
+
+const schema = z.object({
+  ...httpServerEnv(DEFAULT_PORT),
+  DATABASE_URL: url('postgres://herald@127.0.0.1:55432/herald_auth'),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
+  ADMIN_TOKEN: secret(24),
+  /**
+   * JSON array of private ES256 JWKs, each with a `kid`. The first signs; all are published
+   * in the JWKS so tokens signed by a previous key verify until they expire (rotation).
+   */
+  AUTH_SIGNING_KEYS: secret(),
+  AUTH_ISSUER: z.string().min(1).default(DEFAULT_ISSUER),
+  AUTH_AUDIENCE: z.string().min(1).default(DEFAULT_AUDIENCE),
+});
+
+export type AuthConfig = Readonly<z.output<typeof schema>>;
+
+export function loadAuthConfig(env: Record<string, string | undefined> = process.env): AuthConfig {
+  return loadConfig(schema, env);
+}

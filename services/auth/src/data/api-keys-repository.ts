@@ -1,0 +1,70 @@
+import type { Pool } from '@herald/db';
+import type { KeyKind } from '../domain/credentials.js';
+
+export interface ApiKey {
+  clientId: string;
+  tenantId: string;
+  kind: KeyKind;
+  secretHash: string | null;
+  scopes: string[];
+  name: string | null;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+interface ApiKeyRow {
+  client_id: string;
+  tenant_id: string;
+  kind: KeyKind;
+  secret_hash: string | null;
+  scopes: string[];
+  name: string | null;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+const COLUMNS = 'client_id, tenant_id, kind, secret_hash, scopes, name, created_at, revoked_at';
+
+const toApiKey = (row: ApiKeyRow): ApiKey => ({
+  clientId: row.client_id,
+  tenantId: row.tenant_id,
+  kind: row.kind,
+  secretHash: row.secret_hash,
+  scopes: row.scopes,
+  name: row.name,
+  createdAt: row.created_at,
+  revokedAt: row.revoked_at,
+});
+
+export function createApiKeysRepository(pool: Pool) {
+  return {
+    async insert(key: Omit<ApiKey, 'createdAt' | 'revokedAt'>): Promise<ApiKey> {
+      const { rows } = await pool.query<ApiKeyRow>(
+        `insert into api_keys (client_id, tenant_id, kind, secret_hash, scopes, name)
+         values ($1, $2, $3, $4, $5, $6) returning ${COLUMNS}`,
+        [key.clientId, key.tenantId, key.kind, key.secretHash, key.scopes, key.name],
+      );
+      return toApiKey(rows[0]!);
+    },
+
+    async findByClientId(clientId: string): Promise<ApiKey | null> {
+      const { rows } = await pool.query<ApiKeyRow>(
+        `select ${COLUMNS} from api_keys where client_id = $1`,
+        [clientId],
+      );
+      return rows[0] ? toApiKey(rows[0]) : null;
+    },
+
+    /** Marks the key revoked (keeping the first revocation time); false when no such key in the tenant. */
+    async revoke(tenantId: string, clientId: string): Promise<boolean> {
+      const { rowCount } = await pool.query(
+        `update api_keys set revoked_at = coalesce(revoked_at, now())
+         where tenant_id = $1 and client_id = $2`,
+        [tenantId, clientId],
+      );
+      return rowCount === 1;
+    },
+  };
+}
+
+export type ApiKeysRepository = ReturnType<typeof createApiKeysRepository>;

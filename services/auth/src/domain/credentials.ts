@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Decisions D.4: recognisable prefixes so secret scanners find leaked credentials.
+ * The random part is base62 (letters and digits only) so a scanner's regex is simple.
+ */
+export const PREFIX = {
+  secretClientId: 'ck_',
+  secret: 'sk_',
+  publishableClientId: 'pk_',
+} as const;
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** `bytes` of randomness as base62 (rejection sampling, so every character is uniform). */
+export function randomBase62(bytes: number): string {
+  const length = Math.ceil((bytes * 8) / Math.log2(62));
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += ALPHABET[byte % 62];
+    }
+  }
+  return out;
+}
+
+export type KeyKind = 'secret' | 'publishable';
+
+export function newClientId(kind: KeyKind): string {
+  return (
+    (kind === 'secret' ? PREFIX.secretClientId : PREFIX.publishableClientId) + randomBase62(16)
+  );
+}
+
+/** 256 bits of randomness. */
+export function newSecret(): string {
+  return PREFIX.secret + randomBase62(32);
+}
+
+export interface BasicCredentials {
+  clientId: string;
+  secret: string;
+}
+
+/** RFC 7617 Basic credentials, or null when the header is missing or unparseable. */
+export function parseBasicCredentials(header: string | undefined): BasicCredentials | null {
+  const match = /^Basic ([A-Za-z0-9+/]+=*)$/i.exec(header?.trim() ?? '');
+  if (!match) return null;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return null;
+  return { clientId: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+}

@@ -1,0 +1,56 @@
+import { TOKEN_TTL_SECONDS } from '@herald/auth';
+import { errors } from '@herald/errors';
+import type { ApiKeysRepository } from '../data/api-keys-repository.js';
+import { newSecret, type BasicCredentials } from './credentials.js';
+import type { SecretHasher } from './secret-hasher.js';
+import type { TokenSigner } from './signing-keys.js';
+
+export interface TokenResponse {
+  accessToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+}
+
+export interface TokenExchangeDeps {
+  apiKeys: ApiKeysRepository;
+  hasher: SecretHasher;
+  signer: TokenSigner;
+  /** A real hash of a random secret nobody knows, verified when there is no real one. */
+  decoyHash: string;
+}
+
+export async function makeDecoyHash(hasher: SecretHasher): Promise<string> {
+  return hasher.hash(newSecret());
+}
+
+/**
+ * Spec 4.2 and decisions D.2. Every secret-key path that fails (unknown ClientID, wrong or
+ * empty secret, revoked key) runs exactly one argon2 verify, so the answer takes the same
+ * time whether or not the ClientID exists. A publishable key has no secret: its ClientID is
+ * public and it exchanges with an empty password.
+ */
+export async function exchangeCredentials(
+  deps: TokenExchangeDeps,
+  credentials: BasicCredentials | null,
+): Promise<TokenResponse> {
+  const key = credentials ? await deps.apiKeys.findByClientId(credentials.clientId) : null;
+
+  let authenticated: boolean;
+  if (key?.kind === 'publishable') {
+    authenticated = credentials!.secret === '';
+  } else {
+    const verified = await deps.hasher.verify(
+      key?.secretHash ?? deps.decoyHash,
+      credentials?.secret ?? '',
+    );
+    authenticated = key !== null && verified;
+  }
+  if (!authenticated || !key || key.revokedAt !== null) throw errors.invalidClient();
+
+  const accessToken = await deps.signer.sign({
+    tenantId: key.tenantId,
+    clientId: key.clientId,
+    scopes: key.scopes,
+  });
+  return { accessToken, tokenType: 'Bearer', expiresIn: TOKEN_TTL_SECONDS };
+}

@@ -1,0 +1,38 @@
+// Started as `node --import @herald/telemetry/register dist/index.js`, so telemetry is
+// running before any module here loads.
+import { createPool } from '@herald/db';
+import { createLogger, startServer } from '@herald/http';
+import { shutdownTelemetry } from '@herald/telemetry';
+import { createApp } from './app.js';
+import { loadAuthConfig } from './config.js';
+import { argon2Hasher } from './domain/secret-hasher.js';
+import { createTokenSigner } from './domain/signing-keys.js';
+
+const config = loadAuthConfig();
+const logger = createLogger({ service: 'auth', level: config.LOG_LEVEL });
+const pool = createPool({
+  connectionString: config.DATABASE_URL,
+  applicationName: 'herald-auth',
+  max: config.DATABASE_POOL_MAX,
+});
+const signer = await createTokenSigner({
+  signingKeysJson: config.AUTH_SIGNING_KEYS,
+  issuer: config.AUTH_ISSUER,
+  audience: config.AUTH_AUDIENCE,
+});
+const app = await createApp({
+  pool,
+  logger,
+  signer,
+  hasher: argon2Hasher,
+  adminToken: config.ADMIN_TOKEN,
+});
+
+await startServer(app, {
+  host: config.HOST,
+  port: config.PORT,
+  logger,
+  shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+  handleSignals: true,
+  onShutdown: [() => pool.end(), shutdownTelemetry],
+});

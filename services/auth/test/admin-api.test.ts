@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startAuthService, type TestAuthService } from './support.js';
+
+let auth: TestAuthService;
+beforeAll(async () => {
+  auth = await startAuthService();
+});
+afterAll(() => auth.close());
+
+async function newTenant(name = 'Acme') {
+  const res = await auth.admin('/tenants', { name });
+  expect(res.status).toBe(201);
+  return (await res.json()) as { id: string; name: string; createdAt: string };
+}
+
+describe('operator API: tenants', () => {
+  it('when a tenant is created, then 201 with id, name and an RFC 3339 UTC createdAt with milliseconds', async () => {
+    const tenant = await newTenant('Acme Inc');
+    expect(tenant).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'Acme Inc',
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
+  });
+
+  it.each([[{}], [{ name: '' }], [{ name: 42 }], [[]]])(
+    'when the body is %p, then 400 validation_error',
+    async (body) => {
+      const res = await auth.admin('/tenants', body);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({
+        code: 'validation_error',
+        message: expect.stringContaining('body'),
+      });
+    },
+  );
+
+  it('when the admin token is missing or wrong, then 401 and nothing is created', async () => {
+    const before = (await auth.pool.query('select count(*)::int as n from tenants')).rows[0].n;
+    for (const authorization of [undefined, 'Bearer nope']) {
+      const res = await fetch(`${auth.url}/admin/v1/tenants`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(authorization ? { authorization } : {}),
+        },
+        body: JSON.stringify({ name: 'Sneaky' }),
+      });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ code: 'unauthenticated' });
+    }
+    expect((await auth.pool.query('select count(*)::int as n from tenants')).rows[0].n).toBe(
+      before,
+    );
+  });
+
+  it('when the method is wrong, then 405', async () => {
+    const res = await fetch(`${auth.url}/admin/v1/tenants`, {
+      headers: { authorization: 'Bearer x' },
+    });
+    expect([401, 405]).toContain(res.status);
+  });
+});
+
+describe('operator API: API keys', () => {
+  it('when a secret key is created without scopes, then it holds events:write contacts:write and its secret is shown once', async () => {
+    const tenant = await newTenant();
+    const res = await auth.admin(`/tenants/${tenant.id}/api-keys`, {
+      kind: 'secret',
+      name: 'backend',
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const key = await res.json();
+    expect(key).toEqual({
+      clientId: expect.stringMatching(/^ck_[0-9A-Za-z]{22}$/),
+      secret: expect.stringMatching(/^sk_[0-9A-Za-z]{43}$/),
+      kind: 'secret',
+      scopes: ['events:write', 'contacts:write'],
+      createdAt: expect.stringMatching(/Z$/),
+    });
+  });
+
+  it('when a secret key is stored, then only an argon2id hash with OWASP parameters is kept, never the secret', async () => {
+    const tenant = await newTenant();
+    const key = await (
+      await auth.admin(`/tenants/${tenant.id}/api-keys`, { kind: 'secret' })
+    ).json();
+    const { rows } = await auth.pool.query('select * from api_keys where client_id = $1', [
+      key.clientId,
+    ]);
+    expect(rows[0].secret_hash).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
+    expect(JSON.stringify(rows[0])).not.toContain(key.secret);
+  });
+
+  it('when scopes are given, then the key holds exactly those', async () => {
+    const tenant = await newTenant();
+    const key = await (
+      await auth.admin(`/tenants/${tenant.id}/api-keys`, {
+        kind: 'secret',
+        scopes: ['contacts:read', 'contacts:erase'],
+      })
+    ).json();
+    expect(key.scopes).toEqual(['contacts:read', 'contacts:erase']);
+  });
+
+  it('when a publishable key is created, then it has a pk_ ClientID, no secret and only events:write', async () => {
+    const tenant = await newTenant();
+    const res = await auth.admin(`/tenants/${tenant.id}/api-keys`, { kind: 'publishable' });
+    expect(res.status).toBe(201);
+    const key = await res.json();
+    expect(key).toEqual({
+      clientId: expect.stringMatching(/^pk_[0-9A-Za-z]{22}$/),
+      kind: 'publishable',
+      scopes: ['events:write'],
+      createdAt: expect.any(String),
+    });
+  });
+
+  it.each([
+    [{ kind: 'admin' }],
+    [{ kind: 'secret', scopes: ['contacts:everything'] }],
+    [{ kind: 'secret', scopes: [] }],
+    [{ kind: 'publishable', scopes: ['contacts:read'] }],
+  ])('when the body is %p, then 400 validation_error', async (body) => {
+    const tenant = await newTenant();
+    const res = await auth.admin(`/tenants/${tenant.id}/api-keys`, body);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: 'validation_error' });
+  });
+
+  it.each([['00000000-0000-4000-8000-000000000000'], ['not-a-uuid']])(
+    'when the tenant %s does not exist, then 404',
+    async (tenantId) => {
+      const res = await auth.admin(`/tenants/${tenantId}/api-keys`, { kind: 'secret' });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ code: 'not_found' });
+    },
+  );
+
+  it('when a key is revoked, then 204, again 204, and another tenant cannot revoke it', async () => {
+    const tenant = await newTenant();
+    const other = await newTenant();
+    const key = await (
+      await auth.admin(`/tenants/${tenant.id}/api-keys`, { kind: 'secret' })
+    ).json();
+    expect((await auth.admin(`/tenants/${other.id}/api-keys/${key.clientId}/revoke`)).status).toBe(
+      404,
+    );
+    expect((await auth.admin(`/tenants/${tenant.id}/api-keys/${key.clientId}/revoke`)).status).toBe(
+      204,
+    );
+    expect((await auth.admin(`/tenants/${tenant.id}/api-keys/${key.clientId}/revoke`)).status).toBe(
+      204,
+    );
+    expect((await auth.admin(`/tenants/${tenant.id}/api-keys/ck_unknown/revoke`)).status).toBe(404);
+  });
+});

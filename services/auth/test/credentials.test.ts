@@ -1,0 +1,40 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  newClientId,
+  newSecret,
+  parseBasicCredentials,
+  randomBase62,
+} from '../src/domain/credentials.js';
+
+describe('credentials', () => {
+  it('when a secret is made, then it carries sk_ and at least 256 bits of base62', () => {
+    const secret = newSecret();
+    expect(secret).toMatch(/^sk_[0-9A-Za-z]{43}$/);
+    expect(43 * Math.log2(62)).toBeGreaterThanOrEqual(256);
+  });
+
+  it('when ClientIDs are made, then secret and publishable ones differ by prefix and never repeat', () => {
+    const ids = new Set(Array.from({ length: 1000 }, () => newClientId('secret')));
+    expect(ids.size).toBe(1000);
+    expect(newClientId('publishable')).toMatch(/^pk_/);
+  });
+
+  it('when base62 is drawn, then every character of the alphabet shows up', () => {
+    expect(new Set(randomBase62(4096)).size).toBe(62);
+  });
+
+  it.each([
+    ['Basic Y2tfYTpza19i', { clientId: 'ck_a', secret: 'sk_b' }],
+    ['basic cGtfeDo=', { clientId: 'pk_x', secret: '' }],
+    [
+      `Basic ${Buffer.from('ck_a:with:colons').toString('base64')}`,
+      { clientId: 'ck_a', secret: 'with:colons' },
+    ],
+    ['Basic Onh4', null],
+    ['Bearer abc', null],
+    ['Basic', null],
+    [undefined, null],
+  ])('parses %p', (header, expected) => {
+    expect(parseBasicCredentials(header)).toEqual(expected);
+  });
+});

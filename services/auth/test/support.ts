@@ -1,0 +1,81 @@
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { createPool, runMigrations, type Pool } from '@herald/db';
+import { startServer, type RunningServer } from '@herald/http';
+import { createApp } from '../src/app.js';
+import { argon2Hasher, type SecretHasher } from '../src/domain/secret-hasher.js';
+import { createTokenSigner, type TokenSigner } from '../src/domain/signing-keys.js';
+
+export const ADMIN_TOKEN = `test-admin-${randomUUID()}`;
+export const ISSUER = 'herald-auth';
+export const AUDIENCE = 'herald-api';
+
+/** A private ES256 JWK as the local stack generates them. */
+export function newSigningJwk(kid = randomUUID().slice(0, 8)) {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return { ...privateKey.export({ format: 'jwk' }), kid };
+}
+
+/** Counts verifications, so tests can prove the slow hash ran without timing anything. */
+export function countingHasher(): SecretHasher & { verifications: number } {
+  const hasher = {
+    verifications: 0,
+    hash: (secret: string) => argon2Hasher.hash(secret),
+    verify: async (hash: string, secret: string) => {
+      hasher.verifications += 1;
+      return argon2Hasher.verify(hash, secret);
+    },
+  };
+  return hasher;
+}
+
+export interface TestAuthService {
+  url: string;
+  pool: Pool;
+  signer: TokenSigner;
+  hasher: ReturnType<typeof countingHasher>;
+  close(): Promise<void>;
+  admin(path: string, body?: unknown): Promise<Response>;
+}
+
+/** The auth service in-process on port 0, against the real local PostgreSQL. */
+export async function startAuthService(signingKeys = [newSigningJwk()]): Promise<TestAuthService> {
+  const pool = createPool({
+    connectionString: process.env.DATABASE_URL ?? 'postgres://herald@127.0.0.1:55432/herald_auth',
+    applicationName: 'auth-service-test',
+  });
+  await runMigrations(pool, fileURLToPath(new URL('../migrations', import.meta.url)));
+  const signer = await createTokenSigner({
+    signingKeysJson: JSON.stringify(signingKeys),
+    issuer: ISSUER,
+    audience: AUDIENCE,
+  });
+  const hasher = countingHasher();
+  const logger = pino({ level: 'silent' });
+  const app = await createApp({ pool, logger, signer, hasher, adminToken: ADMIN_TOKEN });
+  const running: RunningServer = await startServer(app, { host: '127.0.0.1', port: 0, logger });
+  return {
+    url: running.url,
+    pool,
+    signer,
+    hasher,
+    close: async () => {
+      await running.close();
+      await pool.end();
+    },
+    admin: (path, body) =>
+      fetch(`${running.url}/admin/v1${path}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${ADMIN_TOKEN}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+  };
+}
+
+export function basic(clientId: string, secret: string): string {
+  return `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
+}

@@ -51,6 +51,7 @@ export function stackVariables(name) {
     ADMIN_TOKEN: adminToken(),
     AUTH_SIGNING_KEYS: signingKeys(),
     LOG_LEVEL: 'info',
+    OTEL_SERVICE_NAME: `herald-${name}`,
   };
   if (service.database) vars.DATABASE_URL = databaseUrl(service.database);
   if (auth) vars.AUTH_JWKS_URL = `${auth.url}/.well-known/jwks.json`;

@@ -26,6 +26,7 @@ export function jestConfig(overrides = {}) {
     },
     testMatch: ['<rootDir>/test/**/*.test.ts'],
     testTimeout: 30_000,
+    reporters: ['default', `${repoRoot}/tools/jest-preset/summary-reporter.js`],
     ...overrides,
   };
 }

@@ -13,7 +13,7 @@ import {
 } from '../src/index.js';
 
 // Each run gets a scratch database on the real local PostgreSQL, dropped afterwards.
-const adminUrl = process.env.DATABASE_URL ?? 'postgres://herald@127.0.0.1:55432/postgres';
+const adminUrl = `${process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432'}/postgres`;
 const dbName = `herald_test_db_${process.pid}_${Date.now()}`;
 let pool: Pool;
 let dir: string;

@@ -42,7 +42,7 @@ export interface TestAuthService {
 /** The auth service in-process on port 0, against the real local PostgreSQL. */
 export async function startAuthService(signingKeys = [newSigningJwk()]): Promise<TestAuthService> {
   const pool = createPool({
-    connectionString: process.env.DATABASE_URL ?? 'postgres://herald@127.0.0.1:55432/herald_auth',
+    connectionString: `${process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432'}/herald_auth`,
     applicationName: 'auth-service-test',
   });
   await runMigrations(pool, fileURLToPath(new URL('../migrations', import.meta.url)));

@@ -1,0 +1,75 @@
+// `npm test`: every check and every test (unit, integration, end to end) against the real
+// local stack, on a fresh clone too. Brings the stack up if needed and stops what it started.
+// Node built-ins only: it runs before dependencies are installed.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ensureNodeModules, buildWorkspace } from './stack/build.mjs';
+import { dataDir, down, ingressUrl, kafkaBrokers, ports, redisUrl, up } from './stack/index.mjs';
+
+const resultsDir = path.join(dataDir, 'test-results');
+const started = Date.now();
+
+function run(command, args, env = process.env) {
+  console.log(`\n$ ${command} ${args.join(' ')}`);
+  const result = spawnSync(command, args, { stdio: 'inherit', env });
+  return result.status === 0;
+}
+
+function summarize() {
+  let passed = 0;
+  let failed = 0;
+  let skipped = 0;
+  const files = fs.existsSync(resultsDir) ? fs.readdirSync(resultsDir) : [];
+  for (const file of files) {
+    const r = JSON.parse(fs.readFileSync(path.join(resultsDir, file), 'utf8'));
+    passed += r.passed;
+    failed += r.failed;
+    skipped += r.skipped;
+  }
+  return { passed, failed, skipped, packages: files.length };
+}
+
+await ensureNodeModules();
+await buildWorkspace();
+const { started: startedComponents } = await up({ build: false, quiet: true });
+
+let ok = false;
+try {
+  fs.rmSync(resultsDir, { recursive: true, force: true });
+  const env = {
+    ...process.env,
+    TURBO_TELEMETRY_DISABLED: '1',
+    HERALD_TEST_RESULTS_DIR: resultsDir,
+    HERALD_INGRESS_URL: ingressUrl,
+    HERALD_POSTGRES_URL: `postgres://herald@127.0.0.1:${ports.postgres}`,
+    REDIS_URL: redisUrl,
+    KAFKA_BROKERS: kafkaBrokers,
+  };
+  const checks = run('npm', ['run', '-s', 'lint:root'], env);
+  const packages = run(
+    'npx',
+    [
+      'turbo',
+      'run',
+      'lint',
+      'typecheck',
+      'test',
+      '--continue',
+      '--concurrency=3',
+      '--output-logs=new-only',
+    ],
+    env,
+  );
+  ok = checks && packages;
+} finally {
+  if (startedComponents.length > 0) await down({ only: startedComponents, quiet: true });
+}
+
+const { passed, failed, skipped, packages } = summarize();
+const seconds = Math.round((Date.now() - started) / 1000);
+console.log(
+  `\n${packages} test packages, ${seconds} s${ok ? '' : ' (some checks failed: see above)'}`,
+);
+console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(ok && failed === 0 && passed > 0 ? 0 : 1);

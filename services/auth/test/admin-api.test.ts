@@ -10,7 +10,7 @@ afterAll(() => auth.close());
 async function newTenant(name = 'Acme') {
   const res = await auth.admin('/tenants', { name });
   expect(res.status).toBe(201);
-  return (await res.json()) as { id: string; name: string; createdAt: string };
+  return res.json<{ id: string; name: string; createdAt: string }>();
 }
 
 describe('operator API: tenants', () => {

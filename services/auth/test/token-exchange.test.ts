@@ -189,8 +189,10 @@ describe('signing key rotation', () => {
       });
       await expect(verifier.verify(oldToken)).resolves.toMatchObject({ tenantId: t.id });
       await expect(verifier.verify(newToken)).resolves.toMatchObject({ tenantId: t.id });
-      const jwks = await (await fetch(`${after.url}/.well-known/jwks.json`)).json();
-      expect(jwks.keys.map((k: { kid: string }) => k.kid)).toEqual(['new', 'old']);
+      const jwks = await (
+        await fetch(`${after.url}/.well-known/jwks.json`)
+      ).json<{ keys: Array<{ kid: string }> }>();
+      expect(jwks.keys.map((k) => k.kid)).toEqual(['new', 'old']);
       expect(JSON.stringify(jwks)).not.toMatch(/"d"/);
     } finally {
       await before.close();

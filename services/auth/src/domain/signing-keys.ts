@@ -1,4 +1,4 @@
-import { importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { importJWK, SignJWT, type JWK } from 'jose';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { CLAIMS, TOKEN_ALGORITHM, TOKEN_TTL_SECONDS } from '@herald/auth';
@@ -50,10 +50,8 @@ export async function createTokenSigner(options: {
   }
   const keys = result.data;
   const active = keys[0]!;
-  const signingKey = (await importJWK(
-    { ...active, alg: TOKEN_ALGORITHM },
-    TOKEN_ALGORITHM,
-  )) as CryptoKey;
+  // A JWK with `d` imports as a private CryptoKey.
+  const signingKey = await importJWK({ ...active, alg: TOKEN_ALGORITHM }, TOKEN_ALGORITHM);
   const jwks = {
     keys: keys.map(({ kty, crv, x, y, kid }) => ({
       kty,

@@ -1,0 +1,40 @@
+// Small helpers shared by the benchmarks: percentiles and a closed-loop load generator.
+import { performance } from 'node:perf_hooks';
+
+export function percentile(sortedMs, p) {
+  if (sortedMs.length === 0) return NaN;
+  const i = Math.min(sortedMs.length - 1, Math.ceil((p / 100) * sortedMs.length) - 1);
+  return sortedMs[Math.max(0, i)];
+}
+
+export function stats(samplesMs) {
+  const sorted = [...samplesMs].sort((a, b) => a - b);
+  const mean = sorted.reduce((s, x) => s + x, 0) / (sorted.length || 1);
+  return { count: sorted.length, mean, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+}
+
+/**
+ * Runs `request()` from `concurrency` loops for `seconds` (after `warmupSeconds` not
+ * counted); `request` resolves to true for an expected answer. Bounded in time by design.
+ */
+export async function closedLoop({ request, concurrency, seconds, warmupSeconds = 1 }) {
+  const latencies = [];
+  let unexpected = 0;
+  const warmupEnd = performance.now() + warmupSeconds * 1000;
+  const end = warmupEnd + seconds * 1000;
+  async function worker() {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      const ok = await request();
+      const t1 = performance.now();
+      if (t0 >= warmupEnd) {
+        latencies.push(t1 - t0);
+        if (!ok) unexpected += 1;
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { ...stats(latencies), perSecond: latencies.length / seconds, unexpected };
+}
+
+export const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');

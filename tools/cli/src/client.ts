@@ -1,0 +1,82 @@
+import { CliError } from './settings.js';
+
+export interface ApiRequest {
+  readonly method: string;
+  /** Starts with `/`; path segments already percent-encoded. */
+  readonly path: string;
+  readonly body?: unknown;
+}
+
+export interface ApiAnswer {
+  readonly status: number;
+  readonly statusText: string;
+  /** Parsed JSON; the raw text when it is not JSON; `undefined` when empty. */
+  readonly body: unknown;
+}
+
+const TIMEOUT_MS = 30_000;
+
+/** Sends one operator API request with the admin token. Any HTTP answer resolves. */
+export async function callApi(
+  baseUrl: string,
+  adminToken: string,
+  request: ApiRequest,
+): Promise<ApiAnswer> {
+  const url = `${baseUrl}${request.path}`;
+  let headers: Headers;
+  try {
+    headers = new Headers({
+      accept: 'application/json',
+      authorization: `Bearer ${adminToken}`,
+      'user-agent': 'herald-admin/0.1.0',
+    });
+  } catch {
+    throw new CliError('the admin token holds characters that cannot go in an HTTP header');
+  }
+  if (request.body !== undefined) headers.set('content-type', 'application/json');
+
+  let response: Response;
+  let text: string;
+  try {
+    response = await fetch(url, {
+      method: request.method,
+      headers,
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    text = await response.text();
+  } catch (error) {
+    throw new CliError(
+      `could not reach ${request.method} ${url} (${reasonOf(error)})\n` +
+        'hint: is the stack running? Start it with "npm start", or set HERALD_URL to the ingress address.',
+    );
+  }
+  return { status: response.status, statusText: response.statusText, body: parseBody(text) };
+}
+
+function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+interface ErrorShape {
+  name?: string;
+  message?: string;
+  code?: string;
+  cause?: ErrorShape;
+}
+
+/**
+ * `connect ECONNREFUSED 127.0.0.1:8080`, `getaddrinfo ENOTFOUND host`, `no answer within 30 s`.
+ * fetch's errors may come from another realm (jest's VM), so they are read by shape.
+ */
+function reasonOf(error: unknown): string {
+  const { name, message, cause } = (error ?? {}) as ErrorShape;
+  if (name === 'TimeoutError') return `no answer within ${TIMEOUT_MS / 1000} s`;
+  if (cause?.message && (!cause.code || cause.message.includes(cause.code))) return cause.message;
+  return cause?.code ?? message ?? String(error);
+}

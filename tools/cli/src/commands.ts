@@ -1,0 +1,154 @@
+import type { ApiRequest } from './client.js';
+
+/**
+ * The command table: every route of the operator API (decisions I), one entry each. This is
+ * the one place to read or change what a command sends.
+ */
+
+/** One option of a command. Every command option takes a value (`--tenant <id>`). */
+export interface Flag {
+  /** Placeholder shown in usage, e.g. `<id>`. */
+  readonly value: string;
+  readonly help: string;
+  readonly required?: boolean;
+  readonly choices?: readonly string[];
+  readonly default?: string;
+}
+
+/** The options' values after parsing: required ones are present and non-empty. */
+export type Values = Readonly<Record<string, string | undefined>>;
+
+export interface Command {
+  readonly group: string;
+  readonly action: string;
+  readonly summary: string;
+  readonly method: 'GET' | 'POST';
+  /** `{flag}` placeholders are filled with that (required) option's value, percent-encoded. */
+  readonly path: string;
+  readonly flags: Readonly<Record<string, Flag>>;
+  /** The JSON body; commands without one send none. `undefined` members are left out. */
+  readonly body?: (values: Values) => Record<string, unknown>;
+  readonly example: string;
+}
+
+const tenant: Flag = { value: '<id>', help: 'the tenant id', required: true };
+
+/** `a, b,,c` → `['a', 'b', 'c']`. */
+export function splitList(text: string): string[] {
+  return text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+export const commands: readonly Command[] = [
+  {
+    group: 'tenants',
+    action: 'create',
+    summary: 'Create a tenant.',
+    method: 'POST',
+    path: '/admin/v1/tenants',
+    flags: { name: { value: '<name>', help: 'the tenant name', required: true } },
+    body: (v) => ({ name: v.name }),
+    example: 'herald-admin tenants create --name "Acme Inc" --get id',
+  },
+  {
+    group: 'keys',
+    action: 'create',
+    summary: "Create an API key. A secret key's secret is shown once, in this answer.",
+    method: 'POST',
+    path: '/admin/v1/tenants/{tenant}/api-keys',
+    flags: {
+      tenant,
+      kind: {
+        value: '<kind>',
+        help: 'the key kind',
+        choices: ['secret', 'publishable'],
+        default: 'secret',
+      },
+      scopes: {
+        value: '<a,b>',
+        help: 'comma-separated scopes (default: the API default for the kind)',
+      },
+      name: { value: '<name>', help: 'a label for the key' },
+    },
+    body: (v) => ({
+      kind: v.kind,
+      scopes: v.scopes === undefined ? undefined : splitList(v.scopes),
+      name: v.name,
+    }),
+    example:
+      'herald-admin keys create --tenant "$TENANT" --scopes events:write,contacts:read --json',
+  },
+  {
+    group: 'keys',
+    action: 'revoke',
+    summary: 'Revoke an API key: it can no longer exchange, and its tokens stop working.',
+    method: 'POST',
+    path: '/admin/v1/tenants/{tenant}/api-keys/{client-id}/revoke',
+    flags: {
+      tenant,
+      'client-id': { value: '<clientId>', help: 'the key ClientID', required: true },
+    },
+    example: 'herald-admin keys revoke --tenant "$TENANT" --client-id ck_0123456789abcdefABCDEF',
+  },
+  {
+    group: 'organizations',
+    action: 'create',
+    summary: 'Create an organization in a tenant.',
+    method: 'POST',
+    path: '/admin/v1/tenants/{tenant}/organizations',
+    flags: {
+      tenant,
+      'external-id': { value: '<x>', help: 'the organization externalId', required: true },
+      name: { value: '<name>', help: 'the organization name' },
+    },
+    body: (v) => ({ externalId: v['external-id'], name: v.name }),
+    example:
+      'herald-admin organizations create --tenant "$TENANT" --external-id org-42 --name Globex',
+  },
+  {
+    group: 'billing',
+    action: 'show',
+    summary: "Show a tenant's subscription state and consecutive payment failures.",
+    method: 'GET',
+    path: '/admin/v1/tenants/{tenant}/billing',
+    flags: { tenant },
+    example: 'herald-admin billing show --tenant "$TENANT" --get state',
+  },
+  {
+    group: 'billing',
+    action: 'payment-failed',
+    summary: 'Record a failed payment (enough in a row suspend the tenant).',
+    method: 'POST',
+    path: '/admin/v1/tenants/{tenant}/billing/payment-failures',
+    flags: { tenant },
+    example: 'herald-admin billing payment-failed --tenant "$TENANT"',
+  },
+  {
+    group: 'billing',
+    action: 'payment-updated',
+    summary: 'Record updated payment details: the tenant is active again.',
+    method: 'POST',
+    path: '/admin/v1/tenants/{tenant}/billing/payment-details',
+    flags: { tenant },
+    example: 'herald-admin billing payment-updated --tenant "$TENANT"',
+  },
+  {
+    group: 'event-names',
+    action: 'list',
+    summary: 'List the event names recorded in a tenant, with when each was first seen.',
+    method: 'GET',
+    path: '/admin/v1/tenants/{tenant}/event-names',
+    flags: { tenant },
+    example: 'herald-admin event-names list --tenant "$TENANT"',
+  },
+];
+
+/** The request a command sends, for values that passed parsing. */
+export function requestOf(command: Command, values: Values): ApiRequest {
+  const path = command.path.replace(/\{([a-z-]+)\}/g, (_match, name: string) =>
+    encodeURIComponent(values[name] ?? ''),
+  );
+  return { method: command.method, path, body: command.body?.(values) };
+}

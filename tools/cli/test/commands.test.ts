@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { commands } from '../src/commands.js';
+import { ADMIN_TOKEN, run, startFakeApi, TENANT, type FakeApi } from './support.js';
+
+let api: FakeApi;
+beforeAll(async () => {
+  api = await startFakeApi();
+});
+afterAll(() => api.close());
+beforeEach(() => {
+  api.requests.length = 0;
+  api.answer = { status: 200, body: {} };
+});
+
+const env = () => ({ HERALD_URL: api.url, ADMIN_TOKEN });
+const base = `/admin/v1/tenants/${TENANT}`;
+
+describe('the command table', () => {
+  it('when compared with the operator API of decisions I, then every route has exactly one command', () => {
+    expect(commands.map((c) => `${c.method} ${c.path}`).sort()).toEqual(
+      [
+        'POST /admin/v1/tenants',
+        'POST /admin/v1/tenants/{tenant}/api-keys',
+        'POST /admin/v1/tenants/{tenant}/api-keys/{client-id}/revoke',
+        'POST /admin/v1/tenants/{tenant}/organizations',
+        'POST /admin/v1/tenants/{tenant}/billing/payment-failures',
+        'POST /admin/v1/tenants/{tenant}/billing/payment-details',
+        'GET /admin/v1/tenants/{tenant}/billing',
+        'GET /admin/v1/tenants/{tenant}/event-names',
+      ].sort(),
+    );
+  });
+
+  it('when a path has a {placeholder}, then it names a required option of that command', () => {
+    for (const command of commands) {
+      for (const [, name] of command.path.matchAll(/\{([^}]+)\}/g)) {
+        expect(command.flags[name!]?.required).toBe(true);
+      }
+    }
+  });
+
+  it('when two commands are listed, then no two share a group and action', () => {
+    const names = commands.map((c) => `${c.group} ${c.action}`);
+    expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+describe('requests', () => {
+  it.each([
+    [
+      ['tenants', 'create', '--name', 'Acme Inc'],
+      'POST',
+      '/admin/v1/tenants',
+      { name: 'Acme Inc' },
+    ],
+    [['keys', 'create', '--tenant', TENANT], 'POST', `${base}/api-keys`, { kind: 'secret' }],
+    [
+      ['keys', 'create', '--tenant', TENANT, '--kind', 'publishable', '--name', 'web'],
+      'POST',
+      `${base}/api-keys`,
+      { kind: 'publishable', name: 'web' },
+    ],
+    [
+      ['keys', 'create', '--tenant', TENANT, '--scopes', 'events:write, contacts:read,'],
+      'POST',
+      `${base}/api-keys`,
+      { kind: 'secret', scopes: ['events:write', 'contacts:read'] },
+    ],
+    [
+      ['keys', 'revoke', '--tenant', TENANT, '--client-id', 'ck_abc'],
+      'POST',
+      `${base}/api-keys/ck_abc/revoke`,
+      undefined,
+    ],
+    [
+      [
+        'organizations',
+        'create',
+        '--tenant',
+        TENANT,
+        '--external-id',
+        'org/42',
+        '--name',
+        'Globex',
+      ],
+      'POST',
+      `${base}/organizations`,
+      { externalId: 'org/42', name: 'Globex' },
+    ],
+    [
+      ['organizations', 'create', '--tenant', TENANT, '--external-id', 'org-7'],
+      'POST',
+      `${base}/organizations`,
+      { externalId: 'org-7' },
+    ],
+    [['billing', 'show', '--tenant', TENANT], 'GET', `${base}/billing`, undefined],
+    [
+      ['billing', 'payment-failed', '--tenant', TENANT],
+      'POST',
+      `${base}/billing/payment-failures`,
+      undefined,
+    ],
+    [
+      ['billing', 'payment-updated', '--tenant', TENANT],
+      'POST',
+      `${base}/billing/payment-details`,
+      undefined,
+    ],
+    [['event-names', 'list', '--tenant', TENANT], 'GET', `${base}/event-names`, undefined],
+  ])('when running %j, then it sends %s %s with body %j', async (argv, method, path, body) => {
+    const result = await run(argv, env());
+
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(api.requests).toHaveLength(1);
+    const [request] = api.requests;
+    expect(request).toMatchObject({ method, path });
+    expect(request!.headers.authorization).toBe(`Bearer ${ADMIN_TOKEN}`);
+    expect(request!.headers.accept).toBe('application/json');
+    if (body === undefined) {
+      expect(request!.body).toBe('');
+      expect(request!.headers['content-type']).toBeUndefined();
+    } else {
+      expect(JSON.parse(request!.body)).toEqual(body);
+      expect(request!.headers['content-type']).toBe('application/json');
+    }
+  });
+
+  it('when options come before the command words, then the same request is sent', async () => {
+    const result = await run(['--json', '--tenant', TENANT, 'billing', 'show'], env());
+
+    expect(result.code).toBe(0);
+    expect(api.requests[0]).toMatchObject({ method: 'GET', path: `${base}/billing` });
+  });
+
+  it('when ids hold reserved characters, then each path segment is percent-encoded once', async () => {
+    await run(['keys', 'revoke', '--tenant', 'a/b c?#', '--client-id', 'ck/../x%2F'], env());
+
+    expect(api.requests[0]?.path).toBe(
+      '/admin/v1/tenants/a%2Fb%20c%3F%23/api-keys/ck%2F..%2Fx%252F/revoke',
+    );
+  });
+
+  it('when HERALD_URL has a path prefix and a trailing slash, then the routes go under it', async () => {
+    await run(['tenants', 'create', '--name', 'Acme'], {
+      ...env(),
+      HERALD_URL: `${api.url}/herald/`,
+    });
+
+    expect(api.requests[0]?.path).toBe('/herald/admin/v1/tenants');
+  });
+});

@@ -48,6 +48,11 @@ export async function run({ ingressUrl, adminToken, repoRoot, seconds, concurren
     return res.status === expected;
   };
 
+  const single = await closedLoop({
+    request: exchangeWith(basic(key.clientId, key.secret), 200),
+    concurrency: 1,
+    seconds: Math.max(2, seconds / 3),
+  });
   const ok = await closedLoop({
     request: exchangeWith(basic(key.clientId, key.secret), 200),
     concurrency,
@@ -73,6 +78,7 @@ export async function run({ ingressUrl, adminToken, repoRoot, seconds, concurren
       verify.p50,
       verify.p99,
     ],
+    ['exchange 200, 1 at a time', single.count, single.perSecond, single.p50, single.p99],
     [`exchange 200, ${concurrency} concurrent`, ok.count, ok.perSecond, ok.p50, ok.p99],
     [
       'exchange 401 wrong secret, 1 at a time',
@@ -99,12 +105,12 @@ export async function run({ ingressUrl, adminToken, repoRoot, seconds, concurren
   }
   const ceiling = (1000 / verify.mean) * cores;
   console.log(
-    `exchange p50 / verify p50 = ${fmt(ok.p50 / verify.p50, 2)}x; ` +
+    `single exchange p50 / verify p50 = ${fmt(single.p50 / verify.p50, 2)}x; ` +
       `throughput ${fmt(ok.perSecond)}/s = ${fmt((100 * ok.perSecond) / ceiling, 0)}% of the hash ceiling (${fmt(ceiling)}/s on ${cores} cores); ` +
       `unknown-ClientID p50 / wrong-secret p50 = ${fmt(unknownClient.p50 / wrongSecret.p50, 2)}x`,
   );
-  if (ok.unexpected + wrongSecret.unexpected + unknownClient.unexpected > 0) {
+  if (single.unexpected + ok.unexpected + wrongSecret.unexpected + unknownClient.unexpected > 0) {
     throw new Error('some exchanges answered an unexpected status');
   }
-  return { verify, ok, wrongSecret, unknownClient, ceiling };
+  return { verify, single, ok, wrongSecret, unknownClient, ceiling };
 }

@@ -27,7 +27,12 @@ async function npm(args, what) {
   }
 }
 
-/** `npm ci` (or `npm install` without a lockfile) when node_modules is missing or stale. */
+/**
+ * Installs the lockfile's dependencies when node_modules is missing or stale. Not `npm ci`:
+ * the registry reachable here lacks some other platforms' optional binaries (e.g.
+ * @swc/core-darwin-*), so the lockfile cannot list them and npm ci's strict check refuses it.
+ * `npm install --no-save` installs the same locked versions and leaves the lockfile untouched.
+ */
 export async function ensureNodeModules() {
   const lock = path.join(repoRoot, 'package-lock.json');
   const installed = path.join(repoRoot, 'node_modules', '.package-lock.json');
@@ -39,9 +44,9 @@ export async function ensureNodeModules() {
         ? mtimeMs(lock) > mtimeMs(installed)
         : mtimeMs(path.join(repoRoot, 'package.json')) > mtimeMs(installed);
   if (!stale) return 'up to date';
-  const args = hasLock ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund'];
-  say(`build: npm ${args[0]}`);
-  await npm(args, `npm ${args[0]}`);
+  const args = ['install', '--no-audit', '--no-fund', ...(hasLock ? ['--no-save'] : [])];
+  say(`build: npm ${args.join(' ')}`);
+  await npm(args, 'npm install');
   return 'installed';
 }
 

@@ -18,7 +18,7 @@ const USAGE = `Usage: node scripts/stack.mjs <command> [options]   (npm start | 
 Commands:
   up        start everything that is not running, wait until it answers (idempotent)
               --infra-only        PostgreSQL, Redis, Kafka and nginx only, no services
-              --no-build          skip npm ci/install and \`turbo run build\`
+              --no-build          skip npm install and \`turbo run build\`
               --restart-services  restart services that are already running
               --quiet             print only errors
   down      stop everything (data stays in .herald/)

@@ -127,7 +127,7 @@ function ensureLayout() {
 /**
  * Brings the stack up, idempotently; a second call with nothing to do takes about a second.
  * @param {object} [opts]
- * @param {boolean} [opts.build=true]            npm ci/install when stale, then `turbo run build`
+ * @param {boolean} [opts.build=true]            npm install when stale, then `turbo run build`
  * @param {boolean} [opts.infraOnly=false]       PostgreSQL, Redis, Kafka and nginx, no services
  * @param {boolean} [opts.quiet=false]           no progress output, no summary
  * @param {boolean} [opts.restartServices=false] restart services that are already running

@@ -5,7 +5,16 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ensureNodeModules, buildWorkspace } from './stack/build.mjs';
-import { dataDir, down, ingressUrl, kafkaBrokers, ports, redisUrl, up } from './stack/index.mjs';
+import {
+  dataDir,
+  down,
+  ingressUrl,
+  kafkaBrokers,
+  ports,
+  redisUrl,
+  serviceUrl,
+  up,
+} from './stack/index.mjs';
 
 const resultsDir = path.join(dataDir, 'test-results');
 const started = Date.now();
@@ -45,6 +54,7 @@ try {
     HERALD_POSTGRES_URL: `postgres://herald@127.0.0.1:${ports.postgres}`,
     REDIS_URL: redisUrl,
     KAFKA_BROKERS: kafkaBrokers,
+    AUTH_JWKS_URL: `${serviceUrl('auth')}/.well-known/jwks.json`,
   };
   const checks = run('npm', ['run', '-s', 'lint:root'], env);
   const packages = run(

@@ -1,17 +1,12 @@
 export { principalOf, requireScope } from './middleware.js';
-export {
-  DEFAULT_SECRET_KEY_SCOPES,
-  isScope,
-  PUBLISHABLE_KEY_SCOPES,
-  SCOPES,
-  type Scope,
-} from './scopes.js';
+export { DEFAULT_SECRET_KEY_SCOPES, PUBLISHABLE_KEY_SCOPES, SCOPES, type Scope } from './scopes.js';
 export {
   CLAIMS,
   DEFAULT_AUDIENCE,
   DEFAULT_ISSUER,
   TOKEN_ALGORITHM,
   TOKEN_TTL_SECONDS,
+  TOKEN_TYPE,
   type Principal,
 } from './token.js';
 export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } from './verifier.js';

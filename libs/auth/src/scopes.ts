@@ -11,7 +11,3 @@ export type Scope = (typeof SCOPES)[number];
 
 export const DEFAULT_SECRET_KEY_SCOPES: readonly Scope[] = ['events:write', 'contacts:write'];
 export const PUBLISHABLE_KEY_SCOPES: readonly Scope[] = ['events:write'];
-
-export function isScope(value: string): value is Scope {
-  return (SCOPES as readonly string[]).includes(value);
-}

@@ -3,6 +3,8 @@
  * service (which verifies), so the two cannot drift.
  */
 export const TOKEN_ALGORITHM = 'ES256';
+/** RFC 9068: marks the JWT as an access token, so no other JWT can be replayed as one. */
+export const TOKEN_TYPE = 'at+jwt';
 export const TOKEN_TTL_SECONDS = 900;
 export const DEFAULT_ISSUER = 'herald-auth';
 export const DEFAULT_AUDIENCE = 'herald-api';

@@ -1,6 +1,12 @@
-import { createRemoteJWKSet, errors as jose, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors as jose,
+  jwtVerify,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { errors } from '@herald/errors';
-import { CLAIMS, TOKEN_ALGORITHM, type Principal } from './token.js';
+import { CLAIMS, TOKEN_ALGORITHM, TOKEN_TYPE, type Principal } from './token.js';
 
 export interface TokenVerifierOptions {
   /** The auth service's JWKS, e.g. http://auth:8080/.well-known/jwks.json. */
@@ -9,6 +15,8 @@ export interface TokenVerifierOptions {
   audience: string;
   /** Tolerated clock difference between services, seconds. */
   clockToleranceSeconds?: number;
+  /** How long fetched keys count as fresh; default 10 minutes. */
+  jwksCacheMaxAgeMs?: number;
   /** Tests inject a local key set; production fetches the JWKS. */
   keySet?: JWTVerifyGetKey;
 }
@@ -16,6 +24,28 @@ export interface TokenVerifierOptions {
 export interface TokenVerifier {
   /** Resolves the token's principal, or throws 401 unauthenticated (503 when the JWKS is unreachable). */
   verify(token: string): Promise<Principal>;
+}
+
+/**
+ * The auth service's JWKS, cached for 10 minutes and refetched on an unknown `kid` (at most
+ * every 5 s). When a refetch of a stale cache fails, the last good keys keep verifying, so an
+ * auth outage does not turn every valid token into a 503.
+ */
+function remoteKeySetWithFallback(jwksUrl: string, cacheMaxAge: number): JWTVerifyGetKey {
+  const remote = createRemoteJWKSet(new URL(jwksUrl), {
+    cooldownDuration: 5_000,
+    cacheMaxAge,
+    timeoutDuration: 2_000,
+  });
+  return async (header, token) => {
+    try {
+      return await remote(header, token);
+    } catch (err) {
+      const lastGood = remote.jwks();
+      if (!lastGood || !isKeySetUnavailable(err)) throw err;
+      return createLocalJWKSet(lastGood)(header, token);
+    }
+  };
 }
 
 /**
@@ -41,11 +71,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   const keySet =
     options.keySet ??
-    createRemoteJWKSet(new URL(options.jwksUrl), {
-      cooldownDuration: 5_000,
-      cacheMaxAge: 10 * 60_000,
-      timeoutDuration: 2_000,
-    });
+    remoteKeySetWithFallback(options.jwksUrl, options.jwksCacheMaxAgeMs ?? 10 * 60_000);
 
   return {
     async verify(token) {
@@ -53,6 +79,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       try {
         ({ payload } = await jwtVerify(token, keySet, {
           algorithms: [TOKEN_ALGORITHM],
+          typ: TOKEN_TYPE,
           issuer: options.issuer,
           audience: options.audience,
           clockTolerance: options.clockToleranceSeconds ?? 5,

@@ -113,6 +113,44 @@ describe('createTokenVerifier', () => {
     await expect(verifier().verify(hs)).rejects.toMatchObject({ status: 401 });
   });
 
+  it('when a JWT is not typed as an access token, then 401', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const idToken = await new SignJWT({
+      [CLAIMS.tenantId]: TENANT,
+      [CLAIMS.clientId]: 'x',
+      [CLAIMS.scope]: 'events:write',
+    })
+      .setProtectedHeader({ alg: 'ES256', kid: published[0]!.kid, typ: 'JWT' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setJti('j')
+      .setIssuedAt(now)
+      .setExpirationTime(now + 900)
+      .sign(published[0]!.privateKey);
+    await expect(verifier().verify(idToken)).rejects.toMatchObject({ status: 401 });
+  });
+
+  it('when the cached keys are stale and the JWKS is down, then the last good keys still verify', async () => {
+    const key = await makeKey('fallback');
+    const server = createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ keys: [key.jwk] }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`;
+    const v = createTokenVerifier({
+      jwksUrl: url,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      jwksCacheMaxAgeMs: 50,
+    });
+    const token = await sign(key);
+    await v.verify(token);
+    await new Promise((r) => server.close(r));
+    await new Promise((r) => setTimeout(r, 100));
+    await expect(v.verify(token)).resolves.toMatchObject({ tenantId: TENANT });
+  });
+
   it('when garbage is presented, then 401', async () => {
     await expect(verifier().verify('a.b.c')).rejects.toMatchObject({ status: 401 });
   });

@@ -27,7 +27,10 @@ export async function runMigrations(
   const files = (await readdir(directory)).filter((f) => f.endsWith('.sql')).sort();
   const client = await pool.connect();
   const applied: string[] = [];
+  let broken: Error | undefined;
   try {
+    // A migration may run long, and a replica may wait long for the lock: no pool timeout here.
+    await client.query('set statement_timeout = 0');
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
     await client.query(`create table if not exists schema_migrations (
       name text primary key,
@@ -68,8 +71,14 @@ export async function runMigrations(
       logger?.info({ migration: file }, 'migration applied');
     }
   } finally {
-    await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => {});
-    client.release();
+    if (!broken) {
+      await client.query('reset statement_timeout').catch((err: Error) => (broken = err));
+      await client
+        .query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_ID])
+        .catch((err: Error) => (broken = err));
+    }
+    // A connection that failed is destroyed rather than handed to the next caller.
+    client.release(broken);
   }
   return applied;
 }

@@ -39,16 +39,20 @@ export async function withTransaction<T>(
   fn: (client: PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
+  // A connection whose rollback failed is destroyed rather than handed to the next caller.
+  let broken: Error | undefined;
   try {
     await client.query('begin');
     const result = await fn(client);
     await client.query('commit');
     return result;
   } catch (err) {
-    await client.query('rollback').catch(() => {});
+    await client.query('rollback').catch((rollbackError: Error) => {
+      broken = rollbackError;
+    });
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 

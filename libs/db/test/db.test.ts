@@ -76,6 +76,24 @@ describe('runMigrations', () => {
     await rm(path.join(dir, '004_broken.sql'));
   });
 
+  it('when a migration runs longer than the pool statement timeout, then it still completes', async () => {
+    const url = new URL(adminUrl);
+    url.pathname = `/${dbName}`;
+    const strict = createPool({
+      connectionString: url.toString(),
+      applicationName: 'db-lib-test',
+      statementTimeoutMillis: 100,
+    });
+    try {
+      await expect(strict.query('select pg_sleep(0.3)')).rejects.toThrow(/statement timeout/);
+      await writeFile(path.join(dir, '005_slow.sql'), 'select pg_sleep(0.3);');
+      expect(await runMigrations(strict, dir)).toEqual(['005_slow.sql']);
+      await expect(strict.query('select pg_sleep(0.3)')).rejects.toThrow(/statement timeout/);
+    } finally {
+      await strict.end();
+    }
+  });
+
   it('when an applied file is edited, then the runner refuses', async () => {
     await writeFile(
       path.join(dir, '001_create.sql'),

@@ -7,17 +7,18 @@ interface Logger {
   warn(obj: object, msg?: string): void;
 }
 
-/** What express's body parser throws (http-errors with a `type`). */
-interface BodyParserError {
+/** What express and its body parser throw: http-errors with a `status`, `expose` and `type`. */
+interface HttpError {
   type?: string;
   status?: number;
+  expose?: boolean;
 }
 
 /** Maps anything thrown to the answer the caller sees. Unknown errors become a bare 500. */
 export function toHttpError(err: unknown): AppError | SubscriptionSuspendedError {
   if (err instanceof AppError || err instanceof SubscriptionSuspendedError) return err;
-  const type = (err as BodyParserError | null)?.type;
-  if (type === 'entity.too.large') return errors.payloadTooLarge();
+  const { type, status, expose } = (err ?? {}) as HttpError;
+  if (type === 'entity.too.large' || status === 413) return errors.payloadTooLarge();
   if (type === 'entity.parse.failed')
     return errors.validation('request body is not valid JSON', err);
   if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
@@ -25,6 +26,16 @@ export function toHttpError(err: unknown): AppError | SubscriptionSuspendedError
   }
   if (type === 'request.aborted' || type === 'request.size.invalid') {
     return errors.validation('request body was incomplete', err);
+  }
+  if (
+    err instanceof URIError ||
+    (err as Error | null)?.message?.startsWith('Failed to decode param')
+  ) {
+    return errors.validation('the path has malformed percent-encoding', err);
+  }
+  // Any other client fault express or a parser raises (e.g. a body that fails to decompress).
+  if (expose && typeof status === 'number' && status >= 400 && status < 500) {
+    return errors.validation('the request could not be read', err);
   }
   if (isDependencyUnavailable(err)) return errors.unavailable(undefined, err);
   return errors.internal(err);
@@ -48,7 +59,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     const httpError = toHttpError(err);
     if (httpError.status >= 500) {
-      logger.error({ err, requestId: req.get('x-request-id') }, 'request failed');
+      logger.error({ err, requestId: res.locals.requestId as unknown }, 'request failed');
     }
     sendError(res, httpError);
   };

@@ -37,6 +37,9 @@ function appThrowing(err: unknown) {
   app.route('/thing').get(() => {
     throw err;
   });
+  app.get('/named/:id', (req, res) => {
+    res.json({ id: req.params.id });
+  });
   app
     .route('/only-post')
     .post((_req, res) => res.sendStatus(204))
@@ -122,6 +125,35 @@ describe('error bodies', () => {
     const res = await call(appThrowing(null), 'POST', '/only-post', '{"a":');
     expect(res.status).toBe(400);
     expect(JSON.parse(res.text).code).toBe('validation_error');
+  });
+
+  it('when a path parameter has malformed percent-encoding, then 400 validation_error, not 500', async () => {
+    const res = await call(appThrowing(null), 'GET', '/named/%E0%A4');
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text)).toMatchObject({ code: 'validation_error' });
+    expect(JSON.parse((await call(appThrowing(null), 'GET', '/named/a%2Fb')).text)).toEqual({
+      id: 'a/b',
+    });
+  });
+
+  it('when the body claims an encoding it does not have, then 400 validation_error, not 500', async () => {
+    const app = appThrowing(null);
+    const server = app.listen(0);
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const res = await fetch(
+        `http://127.0.0.1:${(server.address() as AddressInfo).port}/only-post`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+          body: '{"not":"gzipped"}',
+        },
+      );
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ code: 'validation_error' });
+    } finally {
+      server.close();
+    }
   });
 
   it('when the body is over 1 MiB, then 413 payload_too_large', async () => {

@@ -34,6 +34,11 @@ async function runCheck(check: ReadinessCheck, timeoutMs: number): Promise<boole
   }
 }
 
+function routePattern(req: express.Request): string | undefined {
+  const route = req.route as { path?: unknown } | undefined;
+  return typeof route?.path === 'string' ? `${req.baseUrl}${route.path}` : undefined;
+}
+
 /**
  * The Express 5 app every Herald service is built on: request ids, JSON request logs,
  * health routes, the service's routes, then 404 and the one error handler.
@@ -55,14 +60,10 @@ export function createHttpApp(options: HttpAppOptions): Express {
       genReqId: (_req, res) => String((res as express.Response).locals.requestId),
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
       // Log the matched route pattern, never the raw URL: paths can carry customers' ids.
+      // customProps runs when the answer is logged, after routing chose the route.
+      customProps: (req) => ({ route: routePattern(req as express.Request) }),
       serializers: {
-        req: (req: { id: unknown; method: string; raw?: express.Request }) => ({
-          id: req.id,
-          method: req.method,
-          route: req.raw?.route
-            ? `${req.raw.baseUrl}${String((req.raw.route as { path: string }).path)}`
-            : undefined,
-        }),
+        req: (req: { id: unknown; method: string }) => ({ id: req.id, method: req.method }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
       customSuccessMessage: (req, res) => `${req.method} ${res.statusCode}`,

@@ -71,6 +71,7 @@ describe('createHttpApp', () => {
     const entry = lines.map((l) => JSON.parse(l)).find((l) => l.req?.id === 'log-me');
     expect(entry).toBeDefined();
     expect(entry.res.statusCode).toBe(200);
+    expect(entry.route).toBe('/echo');
     expect(JSON.stringify(entry)).not.toContain('someone@example.com');
   });
 

@@ -12,6 +12,8 @@ export interface RedisOptions {
   clusterNodes?: readonly string[];
 }
 
+const clusters = new WeakSet<Redis>();
+
 /**
  * A Redis client, single node or Cluster, that connects in the background and reconnects
  * with capped backoff forever. Redis is a fast path, never a reason to fail: while it is
@@ -22,17 +24,42 @@ export function createRedis(options: RedisOptions): Redis {
     connectTimeout: 2_000,
     reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 2_000),
   };
-  const client: Redis =
-    options.clusterNodes && options.clusterNodes.length > 0
-      ? createCluster({
-          rootNodes: options.clusterNodes.map((url) => ({ url })),
-          defaults: { socket, disableOfflineQueue: true },
-        })
-      : createClient({ url: options.url, socket, disableOfflineQueue: true });
+  let client: Redis;
+  if (options.clusterNodes && options.clusterNodes.length > 0) {
+    client = createCluster({
+      rootNodes: options.clusterNodes.map((url) => ({ url })),
+      defaults: { socket, disableOfflineQueue: true },
+    });
+    clusters.add(client);
+  } else {
+    client = createClient({ url: options.url, socket, disableOfflineQueue: true });
+  }
   // Without a listener an 'error' event would crash the process.
   client.on('error', () => {});
-  client.connect().catch(() => {});
+  void connectWithRetry(client);
   return client;
+}
+
+/**
+ * A single-node client retries by itself (reconnectStrategy); a Cluster client gives up when
+ * no seed node answers its first connect, so that one is retried here with the same backoff.
+ */
+async function connectWithRetry(client: Redis): Promise<void> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await client.connect();
+      return;
+    } catch {
+      if (!clusters.has(client) || client.isOpen) return;
+      // unref: a pending retry never keeps a shutting-down process alive.
+      await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, 2_000)).unref());
+    }
+  }
+}
+
+function isConnected(client: Redis): boolean {
+  // A Cluster client has no isReady; it is open once the slot map is loaded.
+  return clusters.has(client) ? client.isOpen : (client as RedisClient).isReady;
 }
 
 /** Resolves once the client answers PING, or rejects after `timeoutMs`. */
@@ -40,7 +67,7 @@ export async function waitForRedis(client: Redis, timeoutMs = 5_000): Promise<vo
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      if (client.isReady) {
+      if (isConnected(client)) {
         // A keyed read works the same on a single node and on a Cluster.
         await client.get(taggedKey('herald', 'health', 'ping'));
         return;

@@ -3,9 +3,14 @@ import { httpServerEnv, loadConfig, secret, url, z } from '@herald/config';
 
 export const DEFAULT_PORT = 18081;
 
+/** What the migration command needs too. */
+const databaseEnv = {
+  DATABASE_URL: url('postgres://herald@127.0.0.1:55432/herald_auth'),
+};
+
 const schema = z.object({
   ...httpServerEnv(DEFAULT_PORT),
-  DATABASE_URL: url('postgres://herald@127.0.0.1:55432/herald_auth'),
+  ...databaseEnv,
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
   ADMIN_TOKEN: secret(24),
   /**
@@ -21,4 +26,8 @@ export type AuthConfig = Readonly<z.output<typeof schema>>;
 
 export function loadAuthConfig(env: Record<string, string | undefined> = process.env): AuthConfig {
   return loadConfig(schema, env);
+}
+
+export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {
+  return loadConfig(z.object(databaseEnv), env);
 }

@@ -2,11 +2,9 @@
 import { fileURLToPath } from 'node:url';
 import { createPool, runMigrations } from '@herald/db';
 import { createLogger } from '@herald/http';
-import { loadConfig, url, z } from '@herald/config';
+import { loadMigrationConfig } from './config.js';
 
-const config = loadConfig(
-  z.object({ DATABASE_URL: url('postgres://herald@127.0.0.1:55432/herald_auth') }),
-);
+const config = loadMigrationConfig();
 const logger = createLogger({ service: 'auth-migrate' });
 const pool = createPool({
   connectionString: config.DATABASE_URL,

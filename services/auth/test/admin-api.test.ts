@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startAuthService, type TestAuthService } from './support.js';
+import { ADMIN_TOKEN, startAuthService, type TestAuthService } from './support.js';
 
 let auth: TestAuthService;
 beforeAll(async () => {
@@ -54,11 +54,13 @@ describe('operator API: tenants', () => {
     );
   });
 
-  it('when the method is wrong, then 405', async () => {
+  it('when the method is wrong, then 405 with Allow', async () => {
     const res = await fetch(`${auth.url}/admin/v1/tenants`, {
-      headers: { authorization: 'Bearer x' },
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     });
-    expect([401, 405]).toContain(res.status);
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(await res.json()).toMatchObject({ code: 'method_not_allowed' });
   });
 });
 

@@ -51,6 +51,11 @@ describe('POST /v1/token through the ingress', () => {
     expect(decodeJwt((await res.json()).accessToken).scope).toBe('events:write');
   });
 
+  it('when a publishable key is sent with a password, then 401 invalid_client', async () => {
+    const publishable = await newKey(tenantId, { kind: 'publishable' });
+    await expectInvalidClient(await exchange(basic(publishable.clientId, 'not-empty')));
+  });
+
   it.each([
     ['a wrong secret', () => basic(key.clientId, 'sk_wrong')],
     ['an empty secret for a secret key', () => basic(key.clientId, '')],

@@ -83,7 +83,7 @@ export const commands: readonly Command[] = [
   {
     group: 'keys',
     action: 'revoke',
-    summary: 'Revoke an API key: it can no longer exchange, and its tokens stop working.',
+    summary: 'Revoke an API key: it can no longer exchange for tokens.',
     method: 'POST',
     path: '/admin/v1/tenants/{tenant}/api-keys/{client-id}/revoke',
     flags: {

@@ -1,7 +1,7 @@
 import { importJWK, SignJWT, type JWK } from 'jose';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { CLAIMS, TOKEN_ALGORITHM, TOKEN_TTL_SECONDS } from '@herald/auth';
+import { CLAIMS, TOKEN_ALGORITHM, TOKEN_TTL_SECONDS, TOKEN_TYPE } from '@herald/auth';
 
 const privateJwk = z.object({
   kty: z.literal('EC'),
@@ -72,7 +72,7 @@ export async function createTokenSigner(options: {
         [CLAIMS.clientId]: clientId,
         [CLAIMS.scope]: scopes.join(' '),
       })
-        .setProtectedHeader({ alg: TOKEN_ALGORITHM, kid: active.kid, typ: 'at+jwt' })
+        .setProtectedHeader({ alg: TOKEN_ALGORITHM, kid: active.kid, typ: TOKEN_TYPE })
         .setIssuer(options.issuer)
         .setAudience(options.audience)
         .setSubject(clientId)

@@ -2,7 +2,6 @@
 // infra/kafka/pom.xml that Maven copies into .herald/kafka/libs. The readiness check and the
 // topic listing speak Kafka's wire protocol (a Metadata request) from Node, so a second `up`
 // starts no JVM.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -25,7 +24,6 @@ import {
   assertPortFree,
   ensureDir,
   exists,
-  isAlive,
   livePid,
   readText,
   renderTemplate,
@@ -33,6 +31,7 @@ import {
   say,
   sha256,
   sleep,
+  startDetached,
   stopProcess,
   writeIfChanged,
 } from './util.mjs';
@@ -328,41 +327,19 @@ async function startBroker(bins) {
     `-Dkafka.logs.dir=${logDir}`,
     ...extra,
   ];
-  const out = fs.openSync(kafkaPaths.logFile, 'a');
-  fs.writeSync(out, `\n--- herald stack: starting Kafka at ${new Date().toISOString()}\n`);
-  let child;
-  try {
-    child = spawn(
-      bins.java,
-      [...javaArgs(jvm, kafkaPaths.log4j), MAIN_CLASS, kafkaPaths.properties],
-      {
-        cwd: base,
-        detached: true,
-        stdio: ['ignore', out, out],
-      },
-    );
-  } finally {
-    fs.closeSync(out);
-  }
-  let exitInfo = null;
-  child.once('exit', (code, signal) => (exitInfo = signal ?? `exit code ${code}`));
-  child.once('error', (err) => (exitInfo = err.message));
-  child.unref();
-  fs.writeFileSync(kafkaPaths.pidFile, `${child.pid}\n`);
-
-  const deadline = Date.now() + 180000;
-  while (Date.now() < deadline) {
-    if (exitInfo || !isAlive(child.pid)) {
-      fs.rmSync(kafkaPaths.pidFile, { force: true });
-      throw new StackError(component, `Kafka exited during start-up (${exitInfo ?? 'gone'})`, {
-        logFile: kafkaPaths.logFile,
-      });
-    }
-    if (await kafkaAnswers(1000)) return;
-    await sleep(300);
-  }
-  throw new StackError(component, 'Kafka did not answer a Metadata request within 180 s', {
+  await startDetached({
+    component,
+    label: 'Kafka',
+    cmd: bins.java,
+    args: [...javaArgs(jvm, kafkaPaths.log4j), MAIN_CLASS, kafkaPaths.properties],
+    cwd: base,
     logFile: kafkaPaths.logFile,
+    pidFile: kafkaPaths.pidFile,
+    banner: 'starting Kafka',
+    ready: () => kafkaAnswers(1000),
+    timeoutMs: 180000,
+    intervalMs: 300,
+    timeoutMessage: 'Kafka did not answer a Metadata request within 180 s',
   });
 }
 

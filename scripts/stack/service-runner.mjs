@@ -1,6 +1,5 @@
 // Herald's own services (the registry in services.mjs) as detached `node <entry>` processes:
 // environment, migrations, start, readiness (/readyz), restart after a rebuild, stop.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -21,7 +20,6 @@ import {
   ensureDir,
   exists,
   httpRequest,
-  isAlive,
   livePid,
   newestMtime,
   readText,
@@ -29,6 +27,7 @@ import {
   say,
   sha256,
   sleep,
+  startDetached,
   stopProcess,
 } from './util.mjs';
 
@@ -163,54 +162,25 @@ async function migrate(service, env) {
 }
 
 async function startService(service, env) {
-  logLine(service, `starting ${path.relative(repoRoot, service.entryPath)}`);
-  const out = fs.openSync(service.logFile, 'a');
-  let child;
-  try {
-    child = spawn(
-      process.execPath,
-      ['--enable-source-maps', ...service.nodeArgs, service.entryPath],
-      {
-        cwd: packageDir(service),
-        env,
-        detached: true,
-        stdio: ['ignore', out, out],
-      },
-    );
-  } finally {
-    fs.closeSync(out);
-  }
-  let exitInfo = null;
-  child.once('exit', (code, signal) => (exitInfo = signal ?? `exit code ${code}`));
-  child.once('error', (err) => (exitInfo = err.message));
-  child.unref();
-  const startedAt = Date.now();
-  fs.writeFileSync(service.pidFile, `${child.pid}\n`);
-  fs.writeFileSync(
-    service.stateFile,
-    `${JSON.stringify({ pid: child.pid, startedAt, env: envFingerprint(service.name, env) })}\n`,
-  );
   const timeoutMs = Number(process.env.HERALD_READY_TIMEOUT_MS) || 60000;
-  const deadline = startedAt + timeoutMs;
-  for (;;) {
-    if (exitInfo || !isAlive(child.pid)) {
-      fs.rmSync(service.pidFile, { force: true });
-      throw new StackError(service.name, `exited during start-up (${exitInfo ?? 'gone'})`, {
-        logFile: service.logFile,
-      });
-    }
-    if (await serviceReady(service)) return;
-    if (Date.now() > deadline) {
-      throw new StackError(
-        service.name,
-        `${service.url}/readyz did not answer 200 within ${timeoutMs / 1000} s`,
-        {
-          logFile: service.logFile,
-        },
-      );
-    }
-    await sleep(200);
-  }
+  await startDetached({
+    component: service.name,
+    cmd: process.execPath,
+    args: ['--enable-source-maps', ...service.nodeArgs, service.entryPath],
+    cwd: packageDir(service),
+    env,
+    logFile: service.logFile,
+    pidFile: service.pidFile,
+    banner: `starting ${path.relative(repoRoot, service.entryPath)}`,
+    onSpawn: (child) =>
+      fs.writeFileSync(
+        service.stateFile,
+        `${JSON.stringify({ pid: child.pid, startedAt: Date.now(), env: envFingerprint(service.name, env) })}\n`,
+      ),
+    ready: () => serviceReady(service),
+    timeoutMs,
+    timeoutMessage: `${service.url}/readyz did not answer 200 within ${timeoutMs / 1000} s`,
+  });
 }
 
 /**

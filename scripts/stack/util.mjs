@@ -347,6 +347,59 @@ export async function waitFor(
 }
 
 /**
+ * Starts a daemon and waits until it is ready: `cmd args` detached (its own process group, so a
+ * Ctrl-C in our terminal does not reach it), stdout and stderr appended to `logFile` after a
+ * `--- herald stack: <banner>` line, its pid written to `pidFile`, then `onSpawn(child)`. Polls
+ * `ready()` every `intervalMs` until it resolves truthy. Throws a StackError with the log when
+ * the process exits first (removing `pidFile`; "<label> exited during start-up (...)") or when
+ * `timeoutMs` passes (`timeoutMessage`). Resolves the child's pid.
+ */
+export async function startDetached({
+  component,
+  label,
+  cmd,
+  args = [],
+  cwd,
+  env = process.env,
+  logFile,
+  pidFile,
+  banner,
+  onSpawn,
+  ready,
+  timeoutMs,
+  intervalMs = 200,
+  timeoutMessage,
+}) {
+  const out = fs.openSync(logFile, 'a');
+  let child;
+  try {
+    fs.writeSync(out, `\n--- herald stack: ${banner} at ${new Date().toISOString()}\n`);
+    child = spawn(cmd, args, { cwd, env, detached: true, stdio: ['ignore', out, out] });
+  } finally {
+    fs.closeSync(out);
+  }
+  let exitInfo = null;
+  child.once('exit', (code, signal) => (exitInfo = signal ?? `exit code ${code}`));
+  child.once('error', (err) => (exitInfo = err.message));
+  child.unref();
+  fs.writeFileSync(pidFile, `${child.pid}\n`);
+  onSpawn?.(child);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (exitInfo || !isAlive(child.pid)) {
+      fs.rmSync(pidFile, { force: true });
+      const what = label ? `${label} exited` : 'exited';
+      throw new StackError(component, `${what} during start-up (${exitInfo ?? 'gone'})`, {
+        logFile,
+      });
+    }
+    if (await ready()) return child.pid;
+    if (Date.now() > deadline) throw new StackError(component, timeoutMessage, { logFile });
+    await sleep(intervalMs);
+  }
+}
+
+/**
  * Stops a process: `signal`, then SIGKILL after `timeoutMs`. `group` signals its whole process
  * group (for processes we started detached, which lead their own group).
  */

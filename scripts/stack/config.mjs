@@ -76,6 +76,7 @@ export const stackServices = Object.freeze(
       nodeArgs: s.nodeArgs ?? [],
       routes: s.routes ?? [],
       topics: s.topics ?? [],
+      secrets: s.secrets ?? [],
       logFile: path.join(logDir, `${s.name}.log`),
       pidFile: path.join(runDir, `${s.name}.pid`),
       stateFile: path.join(runDir, `${s.name}.json`),

@@ -53,3 +53,9 @@ export function signingKeys() {
   ensureSecrets();
   return readText(signingKeysFile).trim();
 }
+
+/** The secrets a registry entry may list in `secrets`, by variable name. */
+export const stackSecrets = Object.freeze({
+  ADMIN_TOKEN: adminToken,
+  AUTH_SIGNING_KEYS: signingKeys,
+});

@@ -13,7 +13,7 @@ import {
   runDir,
   stackServices,
 } from './config.mjs';
-import { adminToken, signingKeys } from './secrets.mjs';
+import { stackSecrets } from './secrets.mjs';
 import {
   StackError,
   assertPortFree,
@@ -38,6 +38,19 @@ function envName(name) {
   return name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
 }
 
+/** The registry entry's `secrets`, checked against the secrets the stack has. */
+function serviceSecrets(service) {
+  for (const secret of service.secrets) {
+    if (!Object.hasOwn(stackSecrets, secret)) {
+      throw new StackError(
+        service.name,
+        `unknown secret ${JSON.stringify(secret)} in its registry entry; one of: ${Object.keys(stackSecrets).join(', ')}`,
+      );
+    }
+  }
+  return service.secrets;
+}
+
 /** The variables the stack gives a service (before the caller's own environment is applied). */
 export function stackVariables(name) {
   const service = findService(name);
@@ -47,11 +60,10 @@ export function stackVariables(name) {
     PORT: String(service.port),
     REDIS_URL: redisUrl,
     KAFKA_BROKERS: kafkaBrokers,
-    ADMIN_TOKEN: adminToken(),
-    AUTH_SIGNING_KEYS: signingKeys(),
     LOG_LEVEL: 'info',
     OTEL_SERVICE_NAME: `herald-${name}`,
   };
+  for (const secret of serviceSecrets(service)) vars[secret] = stackSecrets[secret]();
   if (service.database) vars.DATABASE_URL = databaseUrl(service.database);
   if (auth) vars.AUTH_JWKS_URL = `${auth.url}/.well-known/jwks.json`;
   for (const s of stackServices) vars[`SERVICE_URL_${envName(s.name)}`] = s.url;
@@ -67,9 +79,14 @@ const PER_SERVICE = new Set(['PORT', 'DATABASE_URL']);
 /**
  * The full environment of a service process: the caller's environment (`base`, default
  * process.env) passed through, plus the stack's variables where the caller has not set them.
+ * The stack's secrets that the service does not list in `secrets` are removed, the caller's
+ * included: a signing key or admin token in the caller's shell reaches only the services
+ * that list it.
  */
 export function serviceEnv(name, base = process.env) {
   const env = { ...base };
+  const listed = serviceSecrets(findService(name));
+  for (const secret of Object.keys(stackSecrets)) if (!listed.includes(secret)) delete env[secret];
   for (const [k, v] of Object.entries(stackVariables(name))) {
     if (PER_SERVICE.has(k) || env[k] === undefined || env[k] === '') env[k] = v;
   }

@@ -8,6 +8,11 @@
 //   `nodeArgs`: extra `node` arguments before the entry, e.g. ['--import', '@herald/telemetry/register']
 //             (resolved from the service's package folder, which is its working directory).
 //   `topics`: Kafka topics the stack creates if missing: [{name, partitions?, config?: {k: v}}].
+//   `secrets`: the stack's secrets this service gets as environment variables, by name, from
+//             ADMIN_TOKEN (the operator token; services with /admin routes) and
+//             AUTH_SIGNING_KEYS (the private token-signing keys; only the service that signs
+//             tokens). Default none; an unlisted secret is removed from the service's environment
+//             even when the caller's shell has it.
 export const services = [
   {
     name: 'auth',
@@ -16,6 +21,7 @@ export const services = [
     entry: 'services/auth/dist/index.js',
     migrate: 'services/auth/dist/migrate.js',
     nodeArgs: ['--import', '@herald/telemetry/register'],
+    secrets: ['ADMIN_TOKEN', 'AUTH_SIGNING_KEYS'],
     routes: [
       { exact: '/v1/token' },
       // tenant create, API key create, API key revoke

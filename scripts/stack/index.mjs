@@ -252,6 +252,17 @@ export function formatStatus(rows) {
     .join('\n');
 }
 
+/** A path as shown to people: relative when it is inside the repository, else absolute. */
+function shown(file) {
+  const rel = path.relative(repoRoot, file);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
+}
+
+/** A word for a POSIX shell: as it is when that is safe, else in single quotes. */
+function shellQuote(value) {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
 function gettingStarted({ infraOnly, rows }) {
   const token = adminToken();
   const fromEnv = Boolean(process.env.ADMIN_TOKEN);
@@ -260,8 +271,8 @@ function gettingStarted({ infraOnly, rows }) {
     '',
     'Getting started',
     `  Ingress:      ${ingressUrl}  (${localUrl})`,
-    `  Admin token:  ${token}  (${fromEnv ? 'from $ADMIN_TOKEN' : path.relative(repoRoot, adminTokenFile) || adminTokenFile})`,
-    `  Data & logs:  ${path.relative(repoRoot, dataDir) || dataDir}/`,
+    `  Admin token:  ${token}  (${fromEnv ? 'from $ADMIN_TOKEN' : shown(adminTokenFile)})`,
+    `  Data & logs:  ${shown(dataDir)}/`,
   ];
   const authUp = rows.some((r) => r.component === 'auth' && r.ok);
   if (infraOnly || !authUp) {
@@ -274,12 +285,15 @@ function gettingStarted({ infraOnly, rows }) {
       '',
       '  Create a tenant and a secret key, then exchange it for an access token:',
       '',
-      `    export ADMIN_TOKEN=${token}`,
+      // The CLI defaults to http://localhost:8080 and .herald/admin-token: say both, so the
+      // lines work with HERALD_PORT, HERALD_DATA_DIR or ADMIN_TOKEN set too.
+      `    export HERALD_URL=${shellQuote(ingressUrl)}`,
+      `    export ADMIN_TOKEN=${shellQuote(token)}`,
       '    TENANT=$(npm run -s admin -- tenants create --name "Acme" --get id)',
       '    KEY=$(npm run -s admin -- keys create --tenant "$TENANT" --kind secret --json)',
       '    CLIENT_ID=$(node -pe \'JSON.parse(process.argv[1]).clientId\' "$KEY")',
       '    SECRET=$(node -pe \'JSON.parse(process.argv[1]).secret\' "$KEY")',
-      `    curl -s -X POST -u "$CLIENT_ID:$SECRET" ${localUrl}/v1/token`,
+      '    curl -s -X POST -u "$CLIENT_ID:$SECRET" "$HERALD_URL/v1/token"',
     );
   }
   lines.push(

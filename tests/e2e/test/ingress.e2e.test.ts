@@ -1,5 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { INGRESS } from './support.js';
+import { INGRESS, repoRoot } from './support.js';
+
+/** nginx's JSON access log of the local stack (absent when INGRESS is some other stack). */
+const accessLog = path.join(
+  path.resolve(repoRoot, process.env.HERALD_DATA_DIR || '.herald'),
+  'logs',
+  'nginx-access.log',
+);
+
+/** The access-log line of one request, found by its X-Request-Id (nginx logs after answering). */
+async function accessLogLine(requestId: string): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const line = readFileSync(accessLog, 'utf8')
+      .split('\n')
+      .find((l) => l.includes(`"request_id":"${requestId}"`));
+    if (line) return JSON.parse(line) as Record<string, unknown>;
+    if (Date.now() > deadline) throw new Error(`no access log line for ${requestId}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** What the checks below read of an answer; fetch's Response has it, and so has rawRequest's. */
+interface Answer {
+  status: number;
+  headers: { get(name: string): string | null };
+  json(): Promise<unknown>;
+}
+
+/** A request through node:http, for what fetch refuses to send (TRACE). */
+function rawRequest(method: string, route: string, headers: Record<string, string> = {}) {
+  return new Promise<Answer>((resolve, reject) => {
+    const req = http.request(`${INGRESS}${route}`, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: { get: (name) => res.headers[name.toLowerCase()]?.toString() ?? null },
+          json: async () => JSON.parse(body) as unknown,
+        });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** nginx's own error answers: JSON in the documented shape, a request id, CORS for browsers. */
+async function expectIngressError(res: Answer, status: number, code: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(res.headers.get('x-request-id')).toBeTruthy();
+  expect(res.headers.get('access-control-allow-origin')).toBe('*');
+  expect(await res.json()).toEqual({ code, message: expect.any(String) });
+}
 
 describe('the ingress', () => {
   it.each([
@@ -7,26 +68,60 @@ describe('the ingress', () => {
     ['POST', '/v1/nothing-here'],
     ['GET', '/'],
     ['DELETE', '/v1'],
+    ['GET', '/__herald/error/503'],
   ])(
     'when %s %s names no route, then 404 not_found as JSON with a request id',
     async (method, route) => {
       const res = await fetch(`${INGRESS}${route}`, { method });
-      expect(res.status).toBe(404);
-      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      expect(await res.json()).toEqual({ code: 'not_found', message: expect.any(String) });
-      expect(res.headers.get('x-request-id')).toBeTruthy();
+      await expectIngressError(res, 404, 'not_found');
     },
   );
 
-  it('when a body is over 1 MiB, then 413 payload_too_large as JSON', async () => {
+  it('when a body is over 1 MiB, then 413 payload_too_large as JSON, with CORS', async () => {
     const res = await fetch(`${INGRESS}/v1/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ filler: 'x'.repeat(2 * 1024 * 1024) }),
     });
-    expect(res.status).toBe(413);
-    expect(await res.json()).toEqual({ code: 'payload_too_large', message: expect.any(String) });
+    await expectIngressError(res, 413, 'payload_too_large');
   });
+
+  it('when the path has malformed percent-encoding, then 400 validation_error as JSON', async () => {
+    // fetch leaves "%zz" as it is (the URL parser does not decode paths): nginx sees it raw.
+    expect(new URL(`${INGRESS}/v1/tok%zz`).pathname).toBe('/v1/tok%zz');
+    const res = await fetch(`${INGRESS}/v1/tok%zz`);
+    await expectIngressError(res, 400, 'validation_error');
+  });
+
+  it('when the URI is over 8 KiB, then 414 validation_error as JSON', async () => {
+    const res = await fetch(`${INGRESS}/v1/${'a'.repeat(16 * 1024)}`);
+    await expectIngressError(res, 414, 'validation_error');
+  });
+
+  it('when the method is TRACE, then 405 method_not_allowed as JSON, echoing the request id', async () => {
+    // fetch refuses to send TRACE.
+    const res = await rawRequest('TRACE', '/v1/token', { 'x-request-id': 'e2e-trace' });
+    expect(res.headers.get('x-request-id')).toBe('e2e-trace');
+    await expectIngressError(res, 405, 'method_not_allowed');
+  });
+
+  (existsSync(accessLog) ? it : it.skip)(
+    'when a caller sends its own X-Forwarded-For, then the service gets the peer address instead',
+    async () => {
+      const requestId = `e2e-xff-${randomUUID()}`;
+      const res = await fetch(`${INGRESS}/v1/token`, {
+        method: 'POST',
+        headers: { 'x-request-id': requestId, 'x-forwarded-for': '203.0.113.7' },
+      });
+      expect(res.status).toBe(401); // answered by the auth service, so it went upstream
+      const line = await accessLogLine(requestId);
+      // `forwarded_for` is the very variable the ingress sends upstream as X-Forwarded-For.
+      expect(line.client_forwarded_for).toBe('203.0.113.7');
+      expect(line.forwarded_for).toBe(line.remote_addr);
+      expect(String(line.forwarded_for)).not.toContain('203.0.113.7');
+      expect(line.upstream_addr).toBeTruthy();
+    },
+  );
 
   it('when the service internals are asked for, then the ingress does not expose them', async () => {
     for (const route of ['/healthz', '/readyz', '/.well-known/jwks.json']) {

@@ -7,6 +7,7 @@ import { ensureDir, readText } from './util.mjs';
 
 export const adminTokenFile = path.join(dataDir, 'admin-token');
 export const signingKeysFile = path.join(dataDir, 'signing-keys.json');
+export const serviceTokenFile = path.join(dataDir, 'service-token');
 
 function writeSecret(file, content) {
   ensureDir(path.dirname(file));
@@ -18,11 +19,13 @@ function writeSecret(file, content) {
   fs.chmodSync(file, 0o600);
 }
 
-/** Creates the admin token and the signing key set when missing. Synchronous and idempotent. */
+/** Creates the tokens and the signing key set when missing. Synchronous and idempotent. */
 export function ensureSecrets() {
-  if (!readText(adminTokenFile)?.trim()) {
-    fs.rmSync(adminTokenFile, { force: true });
-    writeSecret(adminTokenFile, `${randomBytes(32).toString('base64url')}\n`);
+  for (const file of [adminTokenFile, serviceTokenFile]) {
+    if (!readText(file)?.trim()) {
+      fs.rmSync(file, { force: true });
+      writeSecret(file, `${randomBytes(32).toString('base64url')}\n`);
+    }
   }
   if (!readText(signingKeysFile)?.trim()) {
     fs.rmSync(signingKeysFile, { force: true });
@@ -54,8 +57,15 @@ export function signingKeys() {
   return readText(signingKeysFile).trim();
 }
 
+/** The token Herald's services present to each other's internal routes. */
+export function serviceToken() {
+  ensureSecrets();
+  return readText(serviceTokenFile).trim();
+}
+
 /** The secrets a registry entry may list in `secrets`, by variable name. */
 export const stackSecrets = Object.freeze({
   ADMIN_TOKEN: adminToken,
   AUTH_SIGNING_KEYS: signingKeys,
+  SERVICE_TOKEN: serviceToken,
 });

@@ -5,21 +5,32 @@ import { AppError } from '@herald/errors';
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /**
- * Guards the operator API (decisions I): `Authorization: Bearer <ADMIN_TOKEN>`, compared in
+ * Guards routes that are not the customers': `Authorization: Bearer <secret>`, compared in
  * constant time (both sides hashed first, so length differences do not leak either).
  */
-export function requireAdminToken(adminToken: string): RequestHandler {
-  const expected = digest(adminToken);
+function requireBearerSecret(secret: string, realm: string, what: string): RequestHandler {
+  const expected = digest(secret);
   return (req, _res, next) => {
     const header = req.get('authorization') ?? '';
     const presented = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
     if (!presented || !timingSafeEqual(digest(presented), expected)) {
-      throw new AppError('missing or wrong admin token', {
+      throw new AppError(`missing or wrong ${what}`, {
         code: 'unauthenticated',
         status: 401,
-        headers: { 'WWW-Authenticate': 'Bearer realm="herald-admin"' },
+        headers: { 'WWW-Authenticate': `Bearer realm="${realm}"` },
       });
     }
     next();
   };
 }
+
+/** The operator API (decisions I), with ADMIN_TOKEN. */
+export const requireAdminToken = (adminToken: string) =>
+  requireBearerSecret(adminToken, 'herald-admin', 'admin token');
+
+/**
+ * Internal service-to-service routes (`/internal/v1/...`, never routed by the public ingress),
+ * with SERVICE_TOKEN: a customer's access token does not open them.
+ */
+export const requireServiceToken = (serviceToken: string) =>
+  requireBearerSecret(serviceToken, 'herald-internal', 'service token');

@@ -10,4 +10,4 @@ export {
   type Principal,
 } from './token.js';
 export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } from './verifier.js';
-export { requireAdminToken } from './admin.js';
+export { requireAdminToken, requireServiceToken } from './admin.js';

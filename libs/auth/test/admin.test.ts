@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { errorHandler } from '@herald/errors';
-import { requireAdminToken } from '../src/index.js';
+import { requireAdminToken, requireServiceToken } from '../src/index.js';
 
 async function status(authorization?: string) {
   const app = express();
@@ -34,5 +34,31 @@ describe('requireAdminToken', () => {
     ['the-admin-token-0123456789'],
   ])('when Authorization is %p, then 401', async (header) => {
     expect(await status(header)).toBe(401);
+  });
+});
+
+describe('requireServiceToken', () => {
+  it('when the admin token is presented on an internal route, then 401', async () => {
+    const app = express();
+    app.get('/internal', requireServiceToken('the-service-token-0123456789'), (_req, res) => {
+      res.sendStatus(204);
+    });
+    app.use(errorHandler({ error: () => {}, warn: () => {} }));
+    const server = app.listen(0);
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/internal`;
+      const wrong = await fetch(url, {
+        headers: { authorization: 'Bearer the-admin-token-0123456789' },
+      });
+      expect(wrong.status).toBe(401);
+      expect(wrong.headers.get('www-authenticate')).toBe('Bearer realm="herald-internal"');
+      const right = await fetch(url, {
+        headers: { authorization: 'Bearer the-service-token-0123456789' },
+      });
+      expect(right.status).toBe(204);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -7,6 +7,7 @@ import type { SecretHasher } from './domain/secret-hasher.js';
 import type { TokenSigner } from './domain/signing-keys.js';
 import { makeDecoyHash } from './domain/token-exchange.js';
 import { mountAdminRoutes } from './routes/admin.js';
+import { mountInternalRoutes } from './routes/internal.js';
 import { mountJwksRoute, mountTokenRoutes } from './routes/token.js';
 
 export interface AuthAppDeps {
@@ -15,6 +16,7 @@ export interface AuthAppDeps {
   signer: TokenSigner;
   hasher: SecretHasher;
   adminToken: string;
+  serviceToken: string;
 }
 
 export async function createApp(deps: AuthAppDeps): Promise<Express> {
@@ -28,6 +30,7 @@ export async function createApp(deps: AuthAppDeps): Promise<Express> {
       mountJwksRoute(app, deps.signer.jwks);
       mountTokenRoutes(app, { apiKeys, hasher: deps.hasher, signer: deps.signer, decoyHash });
       mountAdminRoutes(app, { tenants, apiKeys, hasher: deps.hasher, adminToken: deps.adminToken });
+      mountInternalRoutes(app, { tenants, serviceToken: deps.serviceToken });
     },
   });
 }

@@ -13,6 +13,8 @@ const schema = z.object({
   ...databaseEnv,
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
   ADMIN_TOKEN: secret(24),
+  /** Opens the internal routes; shared by Herald's services, never by customers. */
+  SERVICE_TOKEN: secret(24),
   /**
    * JSON array of private ES256 JWKs, each with a `kid`. The first signs; all are published
    * in the JWKS so tokens signed by a previous key verify until they expire (rotation).

@@ -26,6 +26,7 @@ const app = await createApp({
   signer,
   hasher: argon2Hasher,
   adminToken: config.ADMIN_TOKEN,
+  serviceToken: config.SERVICE_TOKEN,
 });
 
 await startServer(app, {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ADMIN_TOKEN, startAuthService, type TestAuthService } from './support.js';
+import { ADMIN_TOKEN, SERVICE_TOKEN, startAuthService, type TestAuthService } from './support.js';
 
 let auth: TestAuthService;
 beforeAll(async () => {
@@ -156,5 +156,24 @@ describe('operator API: API keys', () => {
       204,
     );
     expect((await auth.admin(`/tenants/${tenant.id}/api-keys/ck_unknown/revoke`)).status).toBe(404);
+  });
+});
+
+describe('internal tenant lookup', () => {
+  const lookup = (tenantId: string, token = SERVICE_TOKEN) =>
+    fetch(`${auth.url}/internal/v1/tenants/${tenantId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+
+  it('when a service asks for an existing tenant, then 200; for an unknown or malformed one, then 404', async () => {
+    const tenant = await newTenant('Internal');
+    expect((await lookup(tenant.id)).status).toBe(200);
+    expect((await lookup('00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await lookup('nope')).status).toBe(404);
+  });
+
+  it('when the caller presents the admin token instead of the service token, then 401', async () => {
+    const tenant = await newTenant('Internal');
+    expect((await lookup(tenant.id, ADMIN_TOKEN)).status).toBe(401);
   });
 });

@@ -8,6 +8,7 @@ import { argon2Hasher, type SecretHasher } from '../src/domain/secret-hasher.js'
 import { createTokenSigner, type TokenSigner } from '../src/domain/signing-keys.js';
 
 export const ADMIN_TOKEN = `test-admin-${randomUUID()}`;
+export const SERVICE_TOKEN = `test-service-${randomUUID()}`;
 export const ISSUER = 'herald-auth';
 export const AUDIENCE = 'herald-api';
 
@@ -53,7 +54,14 @@ export async function startAuthService(signingKeys = [newSigningJwk()]): Promise
   });
   const hasher = countingHasher();
   const logger = pino({ level: 'silent' });
-  const app = await createApp({ pool, logger, signer, hasher, adminToken: ADMIN_TOKEN });
+  const app = await createApp({
+    pool,
+    logger,
+    signer,
+    hasher,
+    adminToken: ADMIN_TOKEN,
+    serviceToken: SERVICE_TOKEN,
+  });
   const running: RunningServer = await startServer(app, { host: '127.0.0.1', port: 0, logger });
   return {
     url: running.url,

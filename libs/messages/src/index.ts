@@ -1,0 +1,69 @@
+import { z } from 'zod';
+
+/**
+ * Every Kafka topic Herald publishes, with the schema of its messages. Consumers (Journeys)
+ * code against this file; a breaking change is a new `version`, published beside the old one.
+ *
+ * Keys: a message's key decides its partition, so every message about one Contact (or one
+ * organization) stays in order.
+ */
+export const TOPICS = {
+  /**
+   * Contact created or updated: the whole Contact. Log-compacted and keyed by Contact id, so
+   * the latest state of every Contact stays readable; an erasure writes a tombstone (null
+   * value) here, and compaction then drops the personal data.
+   */
+  contactsChanged: 'herald.contacts.changed',
+  /** Contact erased: the id only, never personal data. Keyed by Contact id. */
+  contactsErased: 'herald.contacts.erased',
+} as const;
+
+export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
+
+/** Partitions and settings the local stack and the Helm chart create the topics with. */
+export const TOPIC_SETTINGS: Record<Topic, { partitions: number; config: Record<string, string> }> = {
+  [TOPICS.contactsChanged]: { partitions: 6, config: { 'cleanup.policy': 'compact' } },
+  [TOPICS.contactsErased]: { partitions: 6, config: { 'cleanup.policy': 'delete' } },
+};
+
+const timestamp = z.iso.datetime({ offset: false });
+
+export const contactSnapshot = z.object({
+  id: z.uuid(),
+  externalId: z.string().optional(),
+  email: z.string(),
+  name: z.string().optional(),
+  phone: z.string().optional(),
+  timeZone: z.string().optional(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+export const contactChangedMessage = z.object({
+  version: z.literal(1),
+  type: z.enum(['contact.created', 'contact.updated']),
+  /** Unique per message, so a consumer can drop repeats of at-least-once delivery. */
+  messageId: z.uuid(),
+  tenantId: z.uuid(),
+  occurredAt: timestamp,
+  contact: contactSnapshot,
+});
+
+export const contactErasedMessage = z.object({
+  version: z.literal(1),
+  type: z.literal('contact.erased'),
+  messageId: z.uuid(),
+  tenantId: z.uuid(),
+  contactId: z.uuid(),
+  occurredAt: timestamp,
+});
+
+export type ContactSnapshot = z.infer<typeof contactSnapshot>;
+export type ContactChangedMessage = z.infer<typeof contactChangedMessage>;
+export type ContactErasedMessage = z.infer<typeof contactErasedMessage>;
+
+/** The schema of each topic's message values (null values are compaction tombstones). */
+export const MESSAGE_SCHEMAS = {
+  [TOPICS.contactsChanged]: contactChangedMessage,
+  [TOPICS.contactsErased]: contactErasedMessage,
+} as const satisfies Record<Topic, z.ZodType>;

@@ -1,0 +1,44 @@
+import { describe, expect, it } from '@jest/globals';
+import { MESSAGE_SCHEMAS, TOPIC_SETTINGS, TOPICS, contactChangedMessage, contactErasedMessage } from '../src/index.js';
+
+const contact = {
+  id: '7d7a4c52-5b7e-4d8a-9a53-2b5f3c1e9d10',
+  email: 'ada@example.com',
+  createdAt: '2026-11-22T01:24:46.123Z',
+  updatedAt: '2026-11-22T01:24:46.123Z',
+};
+
+describe('message contracts', () => {
+  it('when a topic is declared, then it has settings and a schema', () => {
+    for (const topic of Object.values(TOPICS)) {
+      expect(TOPIC_SETTINGS[topic]).toBeDefined();
+      expect(MESSAGE_SCHEMAS[topic]).toBeDefined();
+    }
+  });
+
+  it('when a changed message carries a version and the contact, then it parses', () => {
+    const message = {
+      version: 1,
+      type: 'contact.created',
+      messageId: '0b8f0f38-0c2c-4a4e-9c65-5d8c1b3a2e11',
+      tenantId: '1c3e5a7b-2d4f-4b6a-8c0e-9f1a3b5c7d9e',
+      occurredAt: '2026-11-22T01:24:46.123Z',
+      contact,
+    };
+    expect(contactChangedMessage.parse(message)).toEqual(message);
+    expect(() => contactChangedMessage.parse({ ...message, version: 2 })).toThrow();
+  });
+
+  it('when an erased message carries personal data, then the extra fields are dropped', () => {
+    const parsed = contactErasedMessage.parse({
+      version: 1,
+      type: 'contact.erased',
+      messageId: '0b8f0f38-0c2c-4a4e-9c65-5d8c1b3a2e11',
+      tenantId: '1c3e5a7b-2d4f-4b6a-8c0e-9f1a3b5c7d9e',
+      contactId: contact.id,
+      occurredAt: '2026-11-22T01:24:46.123Z',
+      email: 'ada@example.com',
+    });
+    expect(JSON.stringify(parsed)).not.toContain('ada@example.com');
+  });
+});

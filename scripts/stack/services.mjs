@@ -9,7 +9,8 @@
 //             (resolved from the service's package folder, which is its working directory).
 //   `topics`: Kafka topics the stack creates if missing: [{name, partitions?, config?: {k: v}}].
 //   `secrets`: the stack's secrets this service gets as environment variables, by name, from
-//             ADMIN_TOKEN (the operator token; services with /admin routes) and
+//             ADMIN_TOKEN (the operator token; services with /admin routes),
+//             SERVICE_TOKEN (opens and calls the /internal routes between services) and
 //             AUTH_SIGNING_KEYS (the private token-signing keys; only the service that signs
 //             tokens). Default none; an unlisted secret is removed from the service's environment
 //             even when the caller's shell has it.
@@ -21,7 +22,7 @@ export const services = [
     entry: 'services/auth/dist/index.js',
     migrate: 'services/auth/dist/migrate.js',
     nodeArgs: ['--import', '@herald/telemetry/register'],
-    secrets: ['ADMIN_TOKEN', 'AUTH_SIGNING_KEYS'],
+    secrets: ['ADMIN_TOKEN', 'AUTH_SIGNING_KEYS', 'SERVICE_TOKEN'],
     routes: [
       { exact: '/v1/token' },
       // tenant create, API key create, API key revoke

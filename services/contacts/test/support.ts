@@ -1,198 +1,230 @@
-// Starts the contacts service in-process on port 0 against the real local PostgreSQL and
-// Kafka, and signs access tokens the way the auth service does (ES256, `at+jwt`), verified
-// from a local key set instead of the auth service's JWKS.
-import { randomUUID } from 'node:crypto';
-import { createServer, type RequestListener } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// Component-test support: the contacts service in-process on port 0, against the real local
+// PostgreSQL, with access tokens signed here by a test key (no auth service needed).
+import { createSign, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose';
-import pg from 'pg';
 import { pino } from 'pino';
-import {
-  CLAIMS,
-  DEFAULT_AUDIENCE,
-  DEFAULT_ISSUER,
-  createTokenVerifier,
-  type Scope,
-} from '@herald/auth';
-import { createPool, runMigrations, type Pool } from '@herald/db';
+import { CLAIMS, createTokenVerifier, SCOPES, TOKEN_ALGORITHM, TOKEN_TYPE } from '@herald/auth';
+import { createPool, MigrationError, runMigrations, type Pool } from '@herald/db';
 import { startServer } from '@herald/http';
-import { createKafka, ensureTopics, type Kafka } from '@herald/kafka';
-import { TOPIC_SETTINGS, TOPICS } from '@herald/messages';
 import { createApp, type ContactsAppDeps } from '../src/app.js';
 
-export const POSTGRES_URL = process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432';
-export const DATABASE = 'herald_contacts';
-export const KAFKA_BROKERS = (process.env.KAFKA_BROKERS ?? '127.0.0.1:59092').split(',');
 export const ADMIN_TOKEN = `test-admin-${randomUUID()}`;
 export const SERVICE_TOKEN = `test-service-${randomUUID()}`;
+export const ISSUER = 'herald-auth';
+export const AUDIENCE = 'herald-api';
+export const ALL_SCOPES: readonly string[] = SCOPES;
 
-export const silentLogger = pino({ level: 'silent' });
+/**
+ * The tests' own database. Not the stack's `herald_contacts`: the running contacts service's
+ * outbox relay publishes and deletes outbox rows there, which the tests here read.
+ */
+const DATABASE = process.env.HERALD_CONTACTS_TEST_DATABASE ?? 'herald_contacts_test';
+const SERVER_URL = process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432';
+const MIGRATIONS = fileURLToPath(new URL('../migrations', import.meta.url));
+// Serializes test workers while they create or reset the database (any constant will do).
+const SETUP_LOCK_ID = 7_210_332;
 
-export function testKafka(clientId = 'contacts-test'): Kafka {
-  return createKafka({ brokers: KAFKA_BROKERS, clientId });
-}
-
-/** Creates the database when it is missing; parallel test files may race to do it. */
-async function ensureDatabase(): Promise<void> {
-  const admin = new pg.Client({ connectionString: `${POSTGRES_URL}/postgres` });
-  await admin.connect();
+/**
+ * Creates the test database when missing and migrates it. The database is disposable: when a
+ * migration changed after it was applied here (migrations are still being written), it is
+ * dropped and built again.
+ */
+async function prepareDatabase(): Promise<void> {
+  const admin = createPool({
+    connectionString: `${SERVER_URL}/postgres`,
+    applicationName: 'contacts-test-setup',
+    max: 1,
+  });
+  const client = await admin.connect();
   try {
-    const { rowCount } = await admin.query('select 1 from pg_database where datname = $1', [
-      DATABASE,
-    ]);
-    if (rowCount === 0) {
-      await admin.query(`create database ${DATABASE}`).catch((err: { code?: string }) => {
-        // 42P04 duplicate_database; 23505 when another create won the race on the catalog.
-        if (err.code !== '42P04' && err.code !== '23505') throw err;
-      });
+    await client.query('select pg_advisory_lock($1)', [SETUP_LOCK_ID]);
+    const exists = async () =>
+      (await client.query('select 1 from pg_database where datname = $1', [DATABASE])).rowCount ===
+      1;
+    if (!(await exists())) await client.query(`create database "${DATABASE}"`);
+    try {
+      await migrate();
+    } catch (err) {
+      if (!(err instanceof MigrationError && /changed after it was applied/.test(err.message)))
+        throw err;
+      await client.query(`drop database "${DATABASE}" with (force)`);
+      await client.query(`create database "${DATABASE}"`);
+      await migrate();
     }
   } finally {
+    await client.query('select pg_advisory_unlock($1)', [SETUP_LOCK_ID]).catch(() => {});
+    client.release();
     await admin.end();
   }
 }
 
-async function ensureContactsTopics(): Promise<void> {
-  const topics = [TOPICS.contactsChanged, TOPICS.contactsErased].map((topic) => ({
-    topic,
-    numPartitions: TOPIC_SETTINGS[topic].partitions,
-    configEntries: Object.entries(TOPIC_SETTINGS[topic].config).map(([name, value]) => ({
-      name,
-      value,
-    })),
-  }));
-  const kafka = testKafka('contacts-test-setup');
+async function migrate(): Promise<void> {
+  const pool = createPool({
+    connectionString: `${SERVER_URL}/${DATABASE}`,
+    applicationName: 'contacts-test-migrate',
+    max: 1,
+  });
   try {
-    await ensureTopics(kafka, topics);
-  } catch {
-    // Another test file created them at the same moment: the second look finds them.
-    await ensureTopics(kafka, topics);
+    await runMigrations(pool, MIGRATIONS);
+  } finally {
+    await pool.end();
   }
 }
 
-let prepared: Promise<void> | undefined;
-
-/** The database (created and migrated) and the service's Kafka topics, once per test file. */
-export function prepareContactsStack(): Promise<void> {
-  prepared ??= (async () => {
-    await ensureDatabase();
-    const pool = createPool({
-      connectionString: `${POSTGRES_URL}/${DATABASE}`,
-      applicationName: 'contacts-test-migrate',
-    });
-    try {
-      await runMigrations(pool, fileURLToPath(new URL('../migrations', import.meta.url)));
-    } finally {
-      await pool.end();
-    }
-    await ensureContactsTopics();
-  })();
-  return prepared;
+/** Signs access tokens exactly as the auth service does (ES256, typ at+jwt), with a test key. */
+export interface TestTokenSigner {
+  publicKey: KeyObject;
+  sign(claims: Record<string, unknown>, header?: Record<string, unknown>): string;
 }
 
-// One signing key per test file; the verifier gets it as a local key set.
-const signingKey = await generateKeyPair('ES256', { extractable: true });
-const KID = `test-${randomUUID().slice(0, 8)}`;
-const publicJwk = {
-  ...(await exportJWK(signingKey.publicKey)),
-  kid: KID,
-  alg: 'ES256',
-  use: 'sig',
-};
+function createTestSigner(): TestTokenSigner {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return {
+    publicKey,
+    sign(claims, header = {}) {
+      const input = `${b64({ alg: TOKEN_ALGORITHM, typ: TOKEN_TYPE, kid: 'test', ...header })}.${b64(claims)}`;
+      const signature = createSign('SHA256')
+        .update(input)
+        .sign({ key: privateKey, dsaEncoding: 'ieee-p1363' });
+      return `${input}.${signature.toString('base64url')}`;
+    },
+  };
+}
 
-/** An access token of the Tenant with these scopes, as POST /v1/token would issue it. */
-export function tokenFor(
-  tenantId: string,
-  scopes: readonly Scope[],
-  clientId = 'ck_test',
-): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({
-    [CLAIMS.tenantId]: tenantId,
-    [CLAIMS.clientId]: clientId,
-    [CLAIMS.scope]: scopes.join(' '),
-  })
-    .setProtectedHeader({ alg: 'ES256', kid: KID, typ: 'at+jwt' })
-    .setIssuer(DEFAULT_ISSUER)
-    .setAudience(DEFAULT_AUDIENCE)
-    .setSubject(clientId)
-    .setJti(randomUUID())
-    .setIssuedAt(now)
-    .setExpirationTime(now + 900)
-    .sign(signingKey.privateKey);
+export interface TokenOptions {
+  clientId?: string;
+  issuer?: string;
+  audience?: string;
+  /** Seconds from now; negative for an expired token. Default 900. */
+  expiresIn?: number;
+}
+
+export interface RequestOptions {
+  /** A bearer token (a bare token, or a whole Authorization value when it has a space). */
+  token?: string;
+  /** Sent as JSON with Content-Type application/json unless `headers` or `rawBody` say otherwise. */
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
 }
 
 export interface TestContactsService {
   url: string;
   pool: Pool;
+  signer: TestTokenSigner;
+  /** Tenants the operator API's `tenantExists` knows (see `newTenant`). */
+  tenants: Set<string>;
   close(): Promise<void>;
-  /** A request with `Authorization: Bearer <token>` and, when there is a body, JSON. */
-  call(
-    method: string,
-    path: string,
-    options?: { token?: string; body?: unknown },
-  ): Promise<Response>;
+  /** An access token for the tenant with these scopes (default: every scope). */
+  tokenFor(tenantId: string, scopes?: readonly string[], options?: TokenOptions): string;
+  /** A new tenant id, known to `tenantExists`, and a token with every scope for it. */
+  newTenant(): { tenantId: string; token: string };
+  /** A request to the service; `token` becomes the Authorization header. */
+  request(method: string, path: string, options?: RequestOptions): Promise<Response>;
+  /** POST /admin/v1/... with the admin token (or `token`). */
+  admin(path: string, body?: unknown, token?: string): Promise<Response>;
+  /** POST /internal/v1/identities/resolve with the service token (or `token`). */
+  resolve(body: unknown, token?: string): Promise<Response>;
 }
 
-export type TestContactsOptions = Partial<Omit<ContactsAppDeps, 'pool' | 'logger' | 'verifier'>>;
+export interface StartOptions {
+  /** Replaces the default `tenantExists` (membership of `service.tenants`). */
+  tenantExists?: ContactsAppDeps['tenantExists'];
+  /** Any other app dependency (or one added later), passed to createApp as given. */
+  deps?: Partial<ContactsAppDeps> & Record<string, unknown>;
+  poolMax?: number;
+}
 
 /** The contacts service in-process on port 0, against the real local PostgreSQL. */
 export async function startContactsService(
-  options: TestContactsOptions = {},
+  options: StartOptions = {},
 ): Promise<TestContactsService> {
-  await prepareContactsStack();
+  await prepareDatabase();
   const pool = createPool({
-    connectionString: `${POSTGRES_URL}/${DATABASE}`,
+    connectionString: `${SERVER_URL}/${DATABASE}`,
     applicationName: 'contacts-service-test',
+    max: options.poolMax ?? 10,
   });
+  const signer = createTestSigner();
+  const logger = pino({ level: process.env.CONTACTS_TEST_LOG ?? 'silent' });
+  const tenants = new Set<string>();
   const verifier = createTokenVerifier({
-    jwksUrl: 'http://127.0.0.1:9/unused',
-    issuer: DEFAULT_ISSUER,
-    audience: DEFAULT_AUDIENCE,
-    keySet: createLocalJWKSet({ keys: [publicJwk] }),
+    jwksUrl: 'http://unused.invalid/jwks.json',
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    keySet: async () => signer.publicKey,
   });
   const app = createApp({
     pool,
-    logger: silentLogger,
+    logger,
     verifier,
     adminToken: ADMIN_TOKEN,
     serviceToken: SERVICE_TOKEN,
-    tenantExists: async () => true,
-    ...options,
+    tenantExists: options.tenantExists ?? (async (tenantId) => tenants.has(tenantId.toLowerCase())),
+    ...options.deps,
   });
-  const running = await startServer(app, { host: '127.0.0.1', port: 0, logger: silentLogger });
+  const running = await startServer(app, { host: '127.0.0.1', port: 0, logger });
+
+  const tokenFor: TestContactsService['tokenFor'] = (tenantId, scopes = ALL_SCOPES, opts = {}) => {
+    const now = Math.floor(Date.now() / 1000);
+    const clientId = opts.clientId ?? `ck_test${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+    return signer.sign({
+      iss: opts.issuer ?? ISSUER,
+      aud: opts.audience ?? AUDIENCE,
+      sub: clientId,
+      jti: randomUUID(),
+      iat: now,
+      exp: now + (opts.expiresIn ?? 900),
+      [CLAIMS.tenantId]: tenantId,
+      [CLAIMS.clientId]: clientId,
+      [CLAIMS.scope]: scopes.join(' '),
+    });
+  };
+
+  const request: TestContactsService['request'] = (method, path, opts = {}) => {
+    const headers: Record<string, string> = {};
+    if (opts.token !== undefined) {
+      headers.authorization = opts.token.includes(' ') ? opts.token : `Bearer ${opts.token}`;
+    }
+    let body: string | undefined = opts.rawBody;
+    if (opts.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(opts.body);
+    }
+    return fetch(`${running.url}${path}`, {
+      method,
+      headers: { ...headers, ...opts.headers },
+      body,
+    });
+  };
+
   return {
     url: running.url,
     pool,
+    signer,
+    tenants,
     close: async () => {
       await running.close();
       await pool.end();
     },
-    call: (method, path, { token, body } = {}) =>
-      fetch(`${running.url}${path}`, {
-        method,
-        headers: {
-          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }),
+    tokenFor,
+    newTenant: () => {
+      const tenantId = randomUUID();
+      tenants.add(tenantId);
+      return { tenantId, token: tokenFor(tenantId) };
+    },
+    request,
+    admin: (path, body, token = ADMIN_TOKEN) =>
+      request('POST', `/admin/v1${path}`, { token, ...(body === undefined ? {} : { body }) }),
+    resolve: (body, token = SERVICE_TOKEN) =>
+      request('POST', '/internal/v1/identities/resolve', { token, body }),
   };
 }
 
-/** A local HTTP server standing in for another service (the seam, never the real thing). */
-export async function startFakeService(
-  handler: RequestListener,
-): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+/** RFC 3339 in UTC with milliseconds (decisions A). */
+export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A unique email per call, so tests never collide. */
+export const uniqueEmail = (label = 'person') => `${label}-${randomUUID().slice(0, 8)}@example.com`;

@@ -1,11 +1,15 @@
 // Component-test support: the contacts service in-process on port 0, against the real local
 // PostgreSQL, with access tokens signed here by a test key (no auth service needed).
 import { createSign, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { CLAIMS, createTokenVerifier, SCOPES, TOKEN_ALGORITHM, TOKEN_TYPE } from '@herald/auth';
 import { createPool, MigrationError, runMigrations, type Pool } from '@herald/db';
 import { startServer } from '@herald/http';
+import { createKafka, ensureTopics, type Kafka } from '@herald/kafka';
+import { TOPIC_SETTINGS, TOPICS } from '@herald/messages';
 import { createApp, type ContactsAppDeps } from '../src/app.js';
 
 export const ADMIN_TOKEN = `test-admin-${randomUUID()}`;
@@ -29,7 +33,7 @@ const SETUP_LOCK_ID = 7_210_332;
  * migration changed after it was applied here (migrations are still being written), it is
  * dropped and built again.
  */
-async function prepareDatabase(): Promise<void> {
+async function prepareDatabase(database = DATABASE): Promise<void> {
   const admin = createPool({
     connectionString: `${SERVER_URL}/postgres`,
     applicationName: 'contacts-test-setup',
@@ -39,17 +43,17 @@ async function prepareDatabase(): Promise<void> {
   try {
     await client.query('select pg_advisory_lock($1)', [SETUP_LOCK_ID]);
     const exists = async () =>
-      (await client.query('select 1 from pg_database where datname = $1', [DATABASE])).rowCount ===
+      (await client.query('select 1 from pg_database where datname = $1', [database])).rowCount ===
       1;
-    if (!(await exists())) await client.query(`create database "${DATABASE}"`);
+    if (!(await exists())) await client.query(`create database "${database}"`);
     try {
-      await migrate();
+      await migrate(database);
     } catch (err) {
       if (!(err instanceof MigrationError && /changed after it was applied/.test(err.message)))
         throw err;
-      await client.query(`drop database "${DATABASE}" with (force)`);
-      await client.query(`create database "${DATABASE}"`);
-      await migrate();
+      await client.query(`drop database "${database}" with (force)`);
+      await client.query(`create database "${database}"`);
+      await migrate(database);
     }
   } finally {
     await client.query('select pg_advisory_unlock($1)', [SETUP_LOCK_ID]).catch(() => {});
@@ -58,9 +62,9 @@ async function prepareDatabase(): Promise<void> {
   }
 }
 
-async function migrate(): Promise<void> {
+async function migrate(database: string): Promise<void> {
   const pool = createPool({
-    connectionString: `${SERVER_URL}/${DATABASE}`,
+    connectionString: `${SERVER_URL}/${database}`,
     applicationName: 'contacts-test-migrate',
     max: 1,
   });
@@ -134,15 +138,21 @@ export interface StartOptions {
   /** Any other app dependency (or one added later), passed to createApp as given. */
   deps?: Partial<ContactsAppDeps> & Record<string, unknown>;
   poolMax?: number;
+  /**
+   * Another disposable database (name starting with `herald_contacts_test`) for a test file
+   * that runs an outbox relay, which publishes and deletes the outbox rows other files read.
+   */
+  database?: string;
 }
 
 /** The contacts service in-process on port 0, against the real local PostgreSQL. */
 export async function startContactsService(
   options: StartOptions = {},
 ): Promise<TestContactsService> {
-  await prepareDatabase();
+  const database = options.database ?? DATABASE;
+  await prepareDatabase(database);
   const pool = createPool({
-    connectionString: `${SERVER_URL}/${DATABASE}`,
+    connectionString: `${SERVER_URL}/${database}`,
     applicationName: 'contacts-service-test',
     max: options.poolMax ?? 10,
   });
@@ -228,3 +238,126 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 
 /** A unique email per call, so tests never collide. */
 export const uniqueEmail = (label = 'person') => `${label}-${randomUUID().slice(0, 8)}@example.com`;
+
+export const KAFKA_BROKERS = (process.env.KAFKA_BROKERS ?? '127.0.0.1:59092').split(',');
+
+export function testKafka(clientId = 'contacts-test'): Kafka {
+  return createKafka({ brokers: KAFKA_BROKERS, clientId });
+}
+
+/** The service's topics, as its setup step (src/migrate.ts) creates them. */
+export async function ensureContactsTopics(): Promise<void> {
+  const topics = [TOPICS.contactsChanged, TOPICS.contactsErased].map((topic) => ({
+    topic,
+    numPartitions: TOPIC_SETTINGS[topic].partitions,
+    configEntries: Object.entries(TOPIC_SETTINGS[topic].config).map(([name, value]) => ({
+      name,
+      value,
+    })),
+  }));
+  const kafka = testKafka('contacts-test-setup');
+  try {
+    await ensureTopics(kafka, topics);
+  } catch {
+    // Another test file created them at the same moment: the second look finds them.
+    await ensureTopics(kafka, topics);
+  }
+}
+
+/** A local HTTP server standing in for another service (the seam, never the real thing). */
+export async function startFakeService(
+  handler: RequestListener,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export interface ReceivedMessage {
+  topic: string;
+  key: string | null;
+  /** The parsed JSON value; null for a tombstone. */
+  value: unknown;
+  raw: string | null;
+}
+
+export interface TopicWatch {
+  /** Every message received so far, in arrival order. */
+  received: ReceivedMessage[];
+  /** Resolves with the first message (already received or still to come) that matches. */
+  waitFor(match: (m: ReceivedMessage) => boolean, timeoutMs?: number): Promise<ReceivedMessage>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Reads the topics from their current end on: a fresh consumer group whose offsets are set to
+ * each partition's end before it starts, so nothing published after this call is missed (however
+ * long the group takes to join) and nothing older is read.
+ */
+export async function watchTopics(topics: readonly string[]): Promise<TopicWatch> {
+  const kafka = testKafka('contacts-test-watch');
+  const groupId = `contacts-test-${randomUUID()}`;
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    for (const topic of topics) {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      await admin.setOffsets({
+        groupId,
+        topic,
+        partitions: offsets.map((o) => ({ partition: o.partition, offset: o.high })),
+      });
+    }
+  } finally {
+    await admin.disconnect();
+  }
+
+  const received: ReceivedMessage[] = [];
+  const waiters = new Set<(m: ReceivedMessage) => void>();
+  const consumer = kafka.consumer({ groupId });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [...topics] });
+  await consumer.run({
+    eachMessage: async ({ topic, message }) => {
+      const raw = message.value === null ? null : message.value.toString('utf8');
+      const m = {
+        topic,
+        key: message.key === null ? null : message.key.toString('utf8'),
+        value: raw === null ? null : (JSON.parse(raw) as unknown),
+        raw,
+      };
+      received.push(m);
+      for (const waiter of waiters) waiter(m);
+    },
+  });
+
+  return {
+    received,
+    waitFor(match, timeoutMs = 20_000) {
+      const already = received.find(match);
+      if (already) return Promise.resolve(already);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          reject(new Error(`no matching message on ${topics.join(', ')} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        function waiter(m: ReceivedMessage) {
+          if (!match(m)) return;
+          clearTimeout(timer);
+          waiters.delete(waiter);
+          resolve(m);
+        }
+        waiters.add(waiter);
+      });
+    },
+    stop: () => consumer.disconnect(),
+  };
+}

@@ -1,0 +1,10 @@
+export { OUTBOX_TABLE_SQL } from './schema.js';
+export { deletePendingFor, enqueue, type OutboxMessage, type Queryable } from './enqueue.js';
+export {
+  advisoryLockKey,
+  createOutboxRelay,
+  type OutboxLogger,
+  type OutboxRelay,
+  type OutboxRelayOptions,
+  type OutboxStats,
+} from './relay.js';

@@ -1,0 +1,599 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import pg from 'pg';
+import { ROOT_CONTEXT, TraceFlags, context, metrics, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { createPool, withTransaction, type Pool } from '@herald/db';
+import {
+  createKafka,
+  createProducer,
+  ensureTopics,
+  type Consumer,
+  type Kafka,
+  type Producer,
+} from '@herald/kafka';
+import { Kafka as KafkaClient, logLevel } from 'kafkajs';
+import {
+  OUTBOX_TABLE_SQL,
+  advisoryLockKey,
+  createOutboxRelay,
+  deletePendingFor,
+  enqueue,
+  type OutboxMessage,
+  type OutboxRelayOptions,
+} from '../src/index.js';
+
+// Real PostgreSQL (a scratch database) and real Kafka (scratch topics), both removed afterwards.
+// Metrics and spans go to in-memory readers, trace context to the W3C propagator, as with the SDK.
+
+class TestReader extends MetricReader {
+  protected override onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  protected override onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+const reader = new TestReader();
+metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+const spans = new InMemorySpanExporter();
+trace.setGlobalTracerProvider(
+  new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }),
+);
+propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+
+const adminUrl = `${process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432'}/postgres`;
+const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:59092').split(',');
+const dbName = `herald_test_outbox_${process.pid}_${Date.now()}`;
+const run = randomUUID();
+const topics = {
+  commit: `test.outbox.commit.${run}`,
+  order: `test.outbox.order.${run}`,
+  tombstone: `test.outbox.tombstone.${run}`,
+  down: `test.outbox.down.${run}`,
+  pair: `test.outbox.pair.${run}`,
+  large: `test.outbox.large.${run}`,
+  misc: `test.outbox.misc.${run}`,
+};
+
+interface Received {
+  key: string;
+  value: string | null;
+  headers: Record<string, string>;
+  partition: number;
+  offset: string;
+}
+
+let pool: Pool;
+let kafka: Kafka;
+let producer: Producer;
+let consumer: Consumer;
+const received = new Map<string, Received[]>();
+const got = (topic: string): Received[] => received.get(topic) ?? [];
+
+const logs: { level: string; msg?: string }[] = [];
+const logger = {
+  warn: (_obj: object, msg?: string) => logs.push({ level: 'warn', msg }),
+  info: (_obj: object, msg?: string) => logs.push({ level: 'info', msg }),
+};
+
+async function admin(sql: string) {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Polls until `check` holds; fails with `what` after the timeout. */
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function relayWith(options: Partial<OutboxRelayOptions> & { name: string }) {
+  return createOutboxRelay({ pool, producer, logger, ...options });
+}
+
+/** Runs batches until one publishes nothing; returns how many were published. */
+async function drain(relay: { runOnce(): Promise<number> }): Promise<number> {
+  let total = 0;
+  for (let n = await relay.runOnce(); n > 0; n = await relay.runOnce()) total += n;
+  return total;
+}
+
+async function pendingRows(): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>('select count(*)::int as n from outbox');
+  return rows[0]!.n;
+}
+
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A producer whose only broker is a closed port, failing fast; counts connect attempts. */
+async function unreachableProducer(onConnect: () => void = () => {}): Promise<Producer> {
+  const deadKafka = new KafkaClient({
+    clientId: 'outbox-lib-test-dead',
+    brokers: [`127.0.0.1:${await closedPort()}`],
+    connectionTimeout: 300,
+    retry: { retries: 1, initialRetryTime: 20, maxRetryTime: 50 },
+    logLevel: logLevel.NOTHING,
+  });
+  const deadProducer = createProducer(deadKafka);
+  return {
+    ...deadProducer,
+    connect: () => {
+      onConnect();
+      return deadProducer.connect();
+    },
+  };
+}
+
+async function collectMetric(name: string, outboxName: string): Promise<number | undefined> {
+  const { resourceMetrics } = await reader.collect();
+  for (const scope of resourceMetrics.scopeMetrics) {
+    for (const metric of scope.metrics) {
+      if (metric.descriptor.name !== name) continue;
+      const point = (metric.dataPoints as { attributes: object; value: unknown }[]).find(
+        (p) => (p.attributes as Record<string, unknown>)['outbox.name'] === outboxName,
+      );
+      if (point) return point.value as number;
+    }
+  }
+  return undefined;
+}
+
+beforeAll(async () => {
+  await admin(`create database ${dbName}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${dbName}`;
+  pool = createPool({ connectionString: url.toString(), applicationName: 'outbox-lib-test' });
+  await pool.query(OUTBOX_TABLE_SQL);
+
+  kafka = createKafka({ brokers, clientId: 'outbox-lib-test' });
+  await ensureTopics(
+    kafka,
+    Object.values(topics).map((topic) => ({ topic, numPartitions: 3 })),
+  );
+  producer = createProducer(kafka);
+  await producer.connect();
+
+  consumer = kafka.consumer({ groupId: `test-outbox-${run}` });
+  await consumer.connect();
+  await consumer.subscribe({ topics: Object.values(topics), fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ topic, partition, message }) => {
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(message.headers ?? {})) {
+        headers[name] = String(value);
+      }
+      const list = received.get(topic) ?? [];
+      list.push({
+        key: message.key!.toString(),
+        value: message.value === null ? null : message.value.toString(),
+        headers,
+        partition,
+        offset: message.offset,
+      });
+      received.set(topic, list);
+    },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await consumer?.disconnect();
+  await producer?.disconnect();
+  if (kafka) {
+    const kafkaAdmin = kafka.admin();
+    await kafkaAdmin.connect();
+    await kafkaAdmin.deleteTopics({ topics: Object.values(topics) });
+    await kafkaAdmin.disconnect();
+  }
+  await pool?.end();
+  await admin(`drop database if exists ${dbName} with (force)`);
+  metrics.disable();
+  trace.disable();
+  propagation.disable();
+  context.disable();
+}, 60_000);
+
+beforeEach(async () => {
+  await pool.query('truncate outbox');
+  logs.length = 0;
+});
+
+describe('enqueue and the relay', () => {
+  it('when a transaction rolls back, then its message is never published, and a committed one is read back with key, value and headers (traceparent included)', async () => {
+    const topic = topics.commit;
+    await expect(
+      withTransaction(pool, async (client) => {
+        await enqueue(client, [{ topic, key: 'contact-1', value: { n: 'rolled back' } }]);
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+
+    const active = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      traceFlags: TraceFlags.SAMPLED,
+    });
+    // Key order and the \u0000 escape survive: the value is sent as the JSON text enqueued.
+    const value = { z: 1, a: 'x\u0000', nested: { b: [1, 2], a: null } };
+    await context.with(active, () =>
+      withTransaction(pool, (client) =>
+        enqueue(client, [
+          {
+            topic,
+            key: 'contact-1',
+            value,
+            subjectId: randomUUID(),
+            headers: { 'x-request-id': 'req-1' },
+          },
+        ]),
+      ),
+    );
+
+    const relay = relayWith({ name: 'commit' });
+    expect(await relay.runOnce()).toBe(1);
+    expect(await relay.runOnce()).toBe(0);
+    expect(await pendingRows()).toBe(0);
+
+    await waitFor('the committed message', () => got(topic).length >= 1);
+    // Same key, so same partition: offset 0 proves nothing was published before it.
+    expect(got(topic)).toEqual([
+      {
+        key: 'contact-1',
+        value: JSON.stringify(value),
+        headers: {
+          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+          'x-request-id': 'req-1',
+        },
+        partition: expect.any(Number),
+        offset: '0',
+      },
+    ]);
+  });
+
+  it('when 200 messages over 3 keys are enqueued across transactions, then each key is read back in enqueue order', async () => {
+    const topic = topics.order;
+    const keys = ['contact-a', 'contact-b', 'contact-c'];
+    const sent: OutboxMessage[] = [];
+    for (let i = 0; i < 200; i += 1) {
+      sent.push({ topic, key: keys[(i * 7) % 3]!, value: { seq: i } });
+    }
+    // Uneven chunks, each its own transaction.
+    for (let start = 0, size = 1; start < sent.length; start += size, size = (size * 3) % 37) {
+      const chunk = sent.slice(start, start + size);
+      await withTransaction(pool, (client) => enqueue(client, chunk));
+    }
+
+    const relay = relayWith({ name: 'order', batchSize: 17, pollIntervalMs: 20 });
+    relay.start();
+    await waitFor('200 messages', () => got(topic).length >= 200);
+    await relay.stop();
+
+    expect(got(topic)).toHaveLength(200);
+    for (const key of keys) {
+      const expected = sent.filter((m) => m.key === key).map((m) => JSON.stringify(m.value));
+      const actual = got(topic)
+        .filter((m) => m.key === key)
+        .map((m) => m.value);
+      expect(actual).toEqual(expected);
+    }
+    expect(await pendingRows()).toBe(0);
+  });
+
+  it('when a message has a null value, then it arrives as a tombstone', async () => {
+    const topic = topics.tombstone;
+    await enqueue(pool, [
+      { topic, key: 'contact-t', value: { name: 'Ada' } },
+      { topic, key: 'contact-t', value: null },
+    ]);
+    expect(await drain(relayWith({ name: 'tombstone' }))).toBe(2);
+
+    await waitFor('two messages', () => got(topic).length >= 2);
+    expect(got(topic).map((m) => m.value)).toEqual(['{"name":"Ada"}', null]);
+  });
+
+  it('when Kafka is unreachable, then the rows stay pending with one warning, and a working producer later publishes them all in order', async () => {
+    const topic = topics.down;
+    const sent = Array.from({ length: 30 }, (_, i) => ({ topic, key: `k${i % 2}`, value: { i } }));
+    await enqueue(pool, sent);
+
+    let connectAttempts = 0;
+    const dead = relayWith({
+      name: 'down',
+      producer: await unreachableProducer(() => (connectAttempts += 1)),
+      pollIntervalMs: 10,
+      maxBackoffMs: 40,
+    });
+
+    await expect(dead.runOnce()).rejects.toThrow();
+    expect(await dead.stats()).toMatchObject({ pending: 30 });
+
+    dead.start();
+    await waitFor('several retries', () => connectAttempts >= 5);
+    await dead.stop();
+    expect(logs.filter((l) => l.level === 'warn')).toHaveLength(1);
+    expect(await pendingRows()).toBe(30);
+
+    // Kafka is back (here: a relay replica whose producer reaches it).
+    const relay = relayWith({ name: 'down' });
+    expect(await drain(relay)).toBe(30);
+    await waitFor('30 messages', () => got(topic).length >= 30);
+    for (const key of ['k0', 'k1']) {
+      expect(
+        got(topic)
+          .filter((m) => m.key === key)
+          .map((m) => m.value),
+      ).toEqual(sent.filter((m) => m.key === key).map((m) => JSON.stringify(m.value)));
+    }
+  });
+
+  it('when a relay recovers from failing, then it logs that once', async () => {
+    await enqueue(pool, [{ topic: topics.misc, key: 'k', value: 1 }]);
+    const relay = relayWith({
+      name: 'recover',
+      producer: await unreachableProducer(),
+      pollIntervalMs: 10,
+      maxBackoffMs: 20,
+    });
+    relay.start();
+    await waitFor('a warning', () => logs.some((l) => l.level === 'warn'));
+    // Once nothing is pending the relay no longer needs Kafka, so it recovers.
+    await pool.query('truncate outbox');
+    await waitFor('recovery', () => logs.some((l) => l.msg === 'outbox relay recovered'));
+    await relay.stop();
+    expect(logs.filter((l) => l.level === 'info')).toHaveLength(1);
+  });
+
+  it('when two relays run on the same table at once, then every message is published exactly once', async () => {
+    const topic = topics.pair;
+    const sent = Array.from({ length: 300 }, (_, i) => ({
+      topic,
+      key: `k${i % 10}`,
+      value: { i },
+    }));
+    await enqueue(pool, sent);
+
+    const secondProducer = createProducer(kafka);
+    await secondProducer.connect();
+    const a = relayWith({ name: 'pair', batchSize: 20, pollIntervalMs: 5 });
+    const b = relayWith({
+      name: 'pair',
+      batchSize: 20,
+      pollIntervalMs: 5,
+      producer: secondProducer,
+    });
+    a.start();
+    b.start();
+    await waitFor('an empty outbox', async () => (await pendingRows()) === 0);
+    await Promise.all([a.stop(), b.stop()]);
+    await secondProducer.disconnect();
+
+    await waitFor('300 messages', () => got(topic).length >= 300);
+    const kafkaAdmin = kafka.admin();
+    await kafkaAdmin.connect();
+    const offsets = await kafkaAdmin.fetchTopicOffsets(topic);
+    await kafkaAdmin.disconnect();
+    // Everything ever written to the topic: no duplicate was produced.
+    expect(offsets.reduce((sum, p) => sum + Number(p.high), 0)).toBe(300);
+    expect(new Set(got(topic).map((m) => m.value)).size).toBe(300);
+    for (const key of ['k0', 'k7']) {
+      expect(
+        got(topic)
+          .filter((m) => m.key === key)
+          .map((m) => m.value),
+      ).toEqual(sent.filter((m) => m.key === key).map((m) => JSON.stringify(m.value)));
+    }
+  });
+
+  it('when another relay holds the lock, then runOnce publishes nothing until it is released', async () => {
+    await enqueue(pool, [{ topic: topics.misc, key: 'k', value: { lock: true } }]);
+    const relay = relayWith({ name: 'locked' });
+    const holder = await pool.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select pg_advisory_xact_lock($1::bigint)', [advisoryLockKey('locked')]);
+      expect(await relay.runOnce()).toBe(0);
+      // A relay of another outbox (another name) is not held up.
+      expect(await relayWith({ name: 'other' }).runOnce()).toBe(1);
+      await enqueue(pool, [{ topic: topics.misc, key: 'k', value: { lock: 2 } }]);
+      expect(await relay.runOnce()).toBe(0);
+    } finally {
+      await holder.query('commit');
+      holder.release();
+    }
+    expect(await relay.runOnce()).toBe(1);
+  });
+
+  it('when stop is called while a batch is in flight, then it resolves once that batch is published and deleted', async () => {
+    await enqueue(
+      pool,
+      Array.from({ length: 25 }, (_, i) => ({ topic: topics.misc, key: 'stop', value: { i } })),
+    );
+    const relay = relayWith({ name: 'stop', batchSize: 10 });
+    relay.start();
+    await relay.stop();
+    expect(await pendingRows()).toBe(15);
+    expect(await drain(relay)).toBe(15);
+  });
+
+  it('when messages together exceed the batch byte limit, then they go out in several batches, all of them', async () => {
+    const topic = topics.large;
+    const big = 'x'.repeat(300_000);
+    await enqueue(
+      pool,
+      Array.from({ length: 6 }, (_, i) => ({ topic, key: 'same-partition', value: { i, big } })),
+    );
+    const relay = relayWith({ name: 'large' });
+    // 6 x 300 kB in one partition's record batch would exceed Kafka's 1 MiB default limit.
+    expect(await relay.runOnce()).toBe(2);
+    expect(await drain(relay)).toBe(4);
+    await waitFor('six large messages', () => got(topic).length >= 6);
+    expect(got(topic).map((m) => (JSON.parse(m.value!) as { i: number }).i)).toEqual([
+      0, 1, 2, 3, 4, 5,
+    ]);
+  });
+});
+
+describe('enqueue', () => {
+  it('when 1000 messages are enqueued in one call, then all are stored in one statement, in order', async () => {
+    const queries: unknown[] = [];
+    const client = await pool.connect();
+    const query = client.query.bind(client);
+    try {
+      const counting = Object.assign(Object.create(client) as typeof client, {
+        query: (...args: Parameters<typeof query>) => {
+          queries.push(args[0]);
+          return query(...args);
+        },
+      });
+      const messages = Array.from({ length: 1000 }, (_, i) => ({
+        topic: topics.misc,
+        key: `key-${(i * 31) % 1000}`,
+        value: { i },
+        headers: { 'x-n': String(i) },
+      }));
+      await enqueue(counting, messages);
+      expect(queries).toHaveLength(1);
+    } finally {
+      client.release();
+    }
+    const { rows } = await pool.query<{ key: string; value: string; headers: object }>(
+      'select key, value, headers from outbox order by id',
+    );
+    expect(rows).toHaveLength(1000);
+    expect(rows.map((r) => r.key)).toEqual(
+      Array.from({ length: 1000 }, (_, i) => `key-${(i * 31) % 1000}`),
+    );
+    expect(rows[999]).toEqual({ key: 'key-969', value: '{"i":999}', headers: { 'x-n': '999' } });
+  });
+
+  it('when a value cannot be serialized or a header is not a string, then nothing is stored', async () => {
+    await expect(
+      enqueue(pool, [
+        { topic: topics.misc, key: 'ok', value: 1 },
+        { topic: topics.misc, key: 'bad', value: undefined },
+      ]),
+    ).rejects.toThrow(TypeError);
+    await expect(
+      enqueue(pool, [
+        {
+          topic: topics.misc,
+          key: 'bad',
+          value: 1,
+          headers: { n: 1 as unknown as string },
+        },
+      ]),
+    ).rejects.toThrow(TypeError);
+    expect(await pendingRows()).toBe(0);
+  });
+
+  it('when deletePendingFor runs, then only that subject’s pending messages are removed', async () => {
+    const erased = randomUUID();
+    const kept = randomUUID();
+    await enqueue(pool, [
+      { topic: topics.misc, key: erased, value: { who: 'erased' }, subjectId: erased },
+      { topic: topics.misc, key: kept, value: { who: 'kept' }, subjectId: kept },
+      { topic: topics.misc, key: erased, value: { who: 'erased again' }, subjectId: erased },
+      { topic: topics.misc, key: 'org', value: { who: 'nobody' } },
+    ]);
+    expect(await withTransaction(pool, (client) => deletePendingFor(client, erased))).toBe(2);
+    const { rows } = await pool.query<{ value: string }>('select value from outbox order by id');
+    expect(rows.map((r) => r.value)).toEqual(['{"who":"kept"}', '{"who":"nobody"}']);
+    expect(await deletePendingFor(pool, erased)).toBe(0);
+  });
+});
+
+describe('tracing', () => {
+  it('when a batch is published, then one root span linked to the requests that enqueued it is recorded, and none for an empty poll', async () => {
+    const tracer = trace.getTracer('outbox-test');
+    const requestA = tracer.startSpan('request A');
+    const requestB = tracer.startSpan('request B');
+    const message = (i: number) => ({ topic: topics.misc, key: 'traced', value: { i } });
+    await context.with(trace.setSpan(context.active(), requestA), () =>
+      enqueue(pool, [message(1), message(2)]),
+    );
+    await context.with(trace.setSpan(context.active(), requestB), () =>
+      enqueue(pool, [message(3)]),
+    );
+    await enqueue(pool, [message(4)]);
+    requestA.end();
+    requestB.end();
+    spans.reset();
+
+    const relay = relayWith({ name: 'traced' });
+    const poller = tracer.startSpan('caller');
+    await context.with(trace.setSpan(context.active(), poller), async () => {
+      expect(await relay.runOnce()).toBe(4);
+      expect(await relay.runOnce()).toBe(0);
+    });
+    poller.end();
+
+    const publish = spans.getFinishedSpans().filter((s) => s.name !== 'caller');
+    expect(publish.map((s) => s.name)).toEqual(['outbox publish']);
+    expect(publish[0]!.parentSpanContext).toBeUndefined();
+    expect(publish[0]!.attributes).toEqual({
+      'outbox.name': 'traced',
+      'messaging.batch.message_count': 4,
+    });
+    expect(publish[0]!.links.map((l) => l.context.spanId).sort()).toEqual(
+      [requestA.spanContext().spanId, requestB.spanContext().spanId].sort(),
+    );
+  });
+});
+
+describe('stats and metrics', () => {
+  it('when rows are pending, then stats() and the outbox.pending and outbox.lag gauges report them, and outbox.published counts what went out', async () => {
+    const relay = relayWith({ name: 'metrics', pollIntervalMs: 10 });
+    expect(await relay.stats()).toEqual({ pending: 0, lagSeconds: 0 });
+
+    await enqueue(
+      pool,
+      [1, 2, 3].map((i) => ({ topic: topics.misc, key: 'metrics', value: { i } })),
+    );
+    await pool.query(`update outbox set created_at = now() - interval '30 seconds'`);
+    const stats = await relay.stats();
+    expect(stats.pending).toBe(3);
+    expect(stats.lagSeconds).toBeGreaterThanOrEqual(30);
+    expect(stats.lagSeconds).toBeLessThan(60);
+
+    // Another replica holds the lock, so the started relay observes without publishing.
+    const holder = await pool.connect();
+    await holder.query('begin');
+    await holder.query('select pg_advisory_xact_lock($1::bigint)', [advisoryLockKey('metrics')]);
+    relay.start();
+    try {
+      expect(await collectMetric('outbox.pending', 'metrics')).toBe(3);
+      const lag = await collectMetric('outbox.lag', 'metrics');
+      expect(lag).toBeGreaterThanOrEqual(30);
+    } finally {
+      await holder.query('commit');
+      holder.release();
+    }
+    await waitFor('the relay to publish', async () => (await pendingRows()) === 0);
+    await relay.stop();
+    expect(await collectMetric('outbox.published', 'metrics')).toBe(3);
+    expect(await relay.stats()).toEqual({ pending: 0, lagSeconds: 0 });
+  });
+});

@@ -56,7 +56,7 @@ try {
     KAFKA_BROKERS: kafkaBrokers,
     AUTH_JWKS_URL: `${serviceUrl('auth')}/.well-known/jwks.json`,
   };
-  const checks = run('npm', ['run', '-s', 'lint:root'], env);
+  const checks = run('npm', ['run', '-s', 'lint:root'], env) && run('node', ['scripts/openapi.mjs', '--check'], env);
   const packages = run(
     'npx',
     [

@@ -1,7 +1,7 @@
 import { SCOPES } from '@herald/auth';
 import { z } from 'zod';
 
-/** Request shapes of the operator routes, validated at the edge. */
+/** Request shapes, validated at the edge. */
 export const createTenantBody = z.object({
   name: z.string().trim().min(1).max(256),
 });
@@ -13,3 +13,28 @@ export const createApiKeyBody = z.object({
 });
 
 export const uuidParam = z.uuid();
+
+/** Answer shapes: routes type their bodies with these, and the OpenAPI document shows them. */
+export const tenantResponse = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  createdAt: z.iso.datetime(),
+});
+
+export const apiKeyResponse = z.object({
+  clientId: z.string(),
+  secret: z.string().optional().describe('secret keys only; shown once'),
+  kind: z.enum(['secret', 'publishable']),
+  scopes: z.array(z.enum(SCOPES)),
+  createdAt: z.iso.datetime(),
+});
+
+export const tokenResponse = z.object({
+  accessToken: z.string(),
+  tokenType: z.literal('Bearer'),
+  expiresIn: z.number().int(),
+});
+
+export type TenantResponse = z.output<typeof tenantResponse>;
+export type ApiKeyResponse = z.output<typeof apiKeyResponse>;
+export type TokenResponse = z.output<typeof tokenResponse>;

@@ -1,15 +1,10 @@
 import { TOKEN_TTL_SECONDS } from '@herald/auth';
 import { errors } from '@herald/errors';
 import type { ApiKeysRepository } from '../data/api-keys-repository.js';
+import type { TokenResponse } from '../schemas.js';
 import { newSecret, type BasicCredentials } from './credentials.js';
 import type { SecretHasher } from './secret-hasher.js';
 import type { TokenSigner } from './signing-keys.js';
-
-export interface TokenResponse {
-  accessToken: string;
-  tokenType: 'Bearer';
-  expiresIn: number;
-}
 
 export interface TokenExchangeDeps {
   apiKeys: ApiKeysRepository;

@@ -4,7 +4,13 @@ import { errors, methodNotAllowed } from '@herald/errors';
 import { jsonBody, parseOrThrow } from '@herald/http';
 import { createApiKey, revokeApiKey, type ApiKeyDeps } from '../domain/api-keys.js';
 import { createTenant } from '../domain/tenants.js';
-import { createApiKeyBody, createTenantBody, uuidParam } from '../schemas.js';
+import {
+  createApiKeyBody,
+  createTenantBody,
+  uuidParam,
+  type ApiKeyResponse,
+  type TenantResponse,
+} from '../schemas.js';
 
 /** A malformed tenant id names no tenant: 404, as for an unknown one. */
 function tenantIdOf(raw: string | undefined): string {
@@ -21,9 +27,12 @@ export function mountAdminRoutes(app: Express, deps: ApiKeyDeps & { adminToken: 
     .route('/admin/v1/tenants')
     .post(...jsonBody(), async (req, res) => {
       const tenant = await createTenant(deps.tenants, parseOrThrow(createTenantBody, req.body));
-      res
-        .status(201)
-        .json({ id: tenant.id, name: tenant.name, createdAt: tenant.createdAt.toISOString() });
+      const body: TenantResponse = {
+        id: tenant.id,
+        name: tenant.name,
+        createdAt: tenant.createdAt.toISOString(),
+      };
+      res.status(201).json(body);
     })
     .all(methodNotAllowed(['POST']));
 
@@ -35,10 +44,8 @@ export function mountAdminRoutes(app: Express, deps: ApiKeyDeps & { adminToken: 
         tenantId,
         ...parseOrThrow(createApiKeyBody, req.body),
       });
-      res
-        .status(201)
-        .set('Cache-Control', 'no-store')
-        .json({ ...key, createdAt: key.createdAt.toISOString() });
+      const body: ApiKeyResponse = { ...key, createdAt: key.createdAt.toISOString() };
+      res.status(201).set('Cache-Control', 'no-store').json(body);
     })
     .all(methodNotAllowed(['POST']));
 

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+
+/**
+ * One documented operation. Request and response shapes are the same zod schemas the routes
+ * parse and answer with, so the OpenAPI document cannot drift from the code.
+ */
+export interface ApiOperation {
+  method: 'get' | 'post' | 'put';
+  /** OpenAPI path template, e.g. `/v1/contacts/{externalId}`. */
+  path: string;
+  summary: string;
+  tag: 'Public API' | 'Operator API';
+  /** `bearer` with the scope the route needs, `basic` for the token exchange, `admin` for ADMIN_TOKEN. */
+  auth: { kind: 'bearer'; scope: string } | { kind: 'basic' } | { kind: 'admin' };
+  pathParameters?: Record<string, { description: string; schema?: z.ZodType }>;
+  requestBody?: z.ZodType;
+  /** Status → answer. A `schema` of undefined means no body. */
+  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+}
+
+/** The spec's three error bodies (section 2.5), for documentation. */
+export const errorSchemas = {
+  standardError: z.object({ code: z.string(), message: z.string() }),
+  problemDetails: z.object({
+    type: z.literal('subscription_suspended'),
+    title: z.string(),
+    status: z.literal(402),
+    detail: z.string(),
+  }),
+  unresolvedIdentity: z.object({
+    code: z.literal('unresolved_identity'),
+    message: z.string(),
+    unresolved: z.array(
+      z.object({
+        index: z.number().int(),
+        eventName: z.string(),
+        contactId: z.string().nullable(),
+        contactExternalId: z.string().nullable(),
+        contactEmail: z.string().nullable(),
+        organizationExternalId: z.string().nullable(),
+      }),
+    ),
+  }),
+};
+
+const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') =>
+  z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+
+const SECURITY_SCHEMES = {
+  accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+  clientCredentials: {
+    type: 'http',
+    scheme: 'basic',
+    description: 'ClientID as user, secret as password',
+  },
+  adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+};
+
+function security(auth: ApiOperation['auth']) {
+  if (auth.kind === 'bearer') return [{ accessToken: [auth.scope] }];
+  if (auth.kind === 'basic') return [{ clientCredentials: [] }];
+  return [{ adminToken: [] }];
+}
+
+/** An OpenAPI 3.1 document (JSON Schema 2020-12, which zod emits) for the given operations. */
+export function buildOpenApi(
+  info: { title: string; version: string; description?: string },
+  operations: readonly ApiOperation[],
+): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const sorted = [...operations].sort(
+    (a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method),
+  );
+  for (const op of sorted) {
+    const parameters = Object.entries(op.pathParameters ?? {}).map(([name, p]) => ({
+      name,
+      in: 'path',
+      required: true,
+      description: p.description,
+      schema: p.schema ? jsonSchema(p.schema, 'input') : { type: 'string' },
+    }));
+    const responses = Object.fromEntries(
+      Object.entries(op.responses).map(([status, r]) => [
+        status,
+        {
+          description: r.description,
+          ...(r.schema
+            ? {
+                content: {
+                  [r.contentType ?? 'application/json']: { schema: jsonSchema(r.schema, 'output') },
+                },
+              }
+            : {}),
+        },
+      ]),
+    );
+    paths[op.path] = {
+      ...paths[op.path],
+      [op.method]: {
+        summary: op.summary,
+        tags: [op.tag],
+        security: security(op.auth),
+        ...(parameters.length ? { parameters } : {}),
+        ...(op.requestBody
+          ? {
+              requestBody: {
+                required: true,
+                content: { 'application/json': { schema: jsonSchema(op.requestBody, 'input') } },
+              },
+            }
+          : {}),
+        responses,
+      },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info,
+    components: { securitySchemes: SECURITY_SCHEMES },
+    paths,
+  };
+}

@@ -577,6 +577,28 @@ describe('validation (decisions A): 400 validation_error naming the field, nothi
     },
   );
 
+  it.each([
+    ['PUT', '/v1/contacts/user-1'],
+    ['POST', '/v1/contacts'],
+  ])(
+    '%s: when the body is over 1 MiB, then 413 payload_too_large and nothing is stored',
+    async (method, route) => {
+      const { tenantId, token } = svc.newTenant();
+
+      const res = await svc.request(method, route, {
+        token,
+        body: { email: 'big@example.com', padding: 'x'.repeat(1024 * 1024) },
+      });
+
+      expect(res.status).toBe(413);
+      expect(await res.json()).toStrictEqual({
+        code: 'payload_too_large',
+        message: expect.any(String),
+      });
+      expect(await rowsOf(tenantId)).toEqual([]);
+    },
+  );
+
   it('when the Content-Type is application/json with a charset, then it is accepted', async () => {
     const { token } = svc.newTenant();
 

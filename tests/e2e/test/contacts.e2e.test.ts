@@ -211,6 +211,26 @@ describe('upserting and reading Contacts through the ingress', () => {
     const ids = new Set(await Promise.all(answers.map(async (r) => (await r.json()).id)));
     expect(ids.size).toBe(1);
   });
+  it('when 20 PUTs and POSTs of one new email race through the ingress, then one 201, the rest 200, one Contact holding the externalId', async () => {
+    const externalId = `mixed-${randomUUID()}`;
+    const email = uniqueEmail('mixed');
+
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        i % 2 === 0 ? put(token, externalId, { email }) : post(token, { email }),
+      ),
+    );
+
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(19);
+    const ids = new Set(await Promise.all(answers.map(async (r) => (await r.json()).id)));
+    expect(ids.size).toBe(1);
+    expect(await (await get(token, `/v1/contacts/${externalId}`)).json()).toMatchObject({
+      id: [...ids][0],
+      email,
+    });
+  });
 });
 
 describe('error answers through the ingress', () => {
@@ -269,6 +289,18 @@ describe('error answers through the ingress', () => {
         await expectError(res, 400, 'validation_error');
       }
     }
+  });
+
+  it('when the body is over 1 MiB, then 413 payload_too_large and nothing is stored', async () => {
+    const externalId = `big-${randomUUID()}`;
+
+    const res = await put(token, externalId, {
+      email: uniqueEmail('big'),
+      padding: 'x'.repeat(1024 * 1024),
+    });
+
+    await expectError(res, 413, 'payload_too_large');
+    await expectError(await get(token, `/v1/contacts/${externalId}`), 404, 'not_found');
   });
 
   it('when the body is not valid JSON, then 400 validation_error', async () => {

@@ -29,4 +29,18 @@ export const services = [
       { regex: '^/admin/v1/tenants(/[^/]+/api-keys(/.*)?)?/?$' },
     ],
   },
+  {
+    name: 'contacts',
+    port: 18082,
+    database: 'herald_contacts',
+    entry: 'services/contacts/dist/index.js',
+    migrate: 'services/contacts/dist/migrate.js',
+    nodeArgs: ['--import', '@herald/telemetry/register'],
+    secrets: ['ADMIN_TOKEN', 'SERVICE_TOKEN'],
+    routes: [
+      { exact: '/v1/contacts' },
+      { prefix: '/v1/contacts/' },
+      { regex: '^/admin/v1/tenants/[^/]+/organizations/?$' },
+    ],
+  },
 ];

@@ -12,6 +12,14 @@ const parseJson = express.json({ limit: MAX_BODY_BYTES, strict: false, type: () 
  */
 export function jsonBody(): RequestHandler[] {
   const requireJson: RequestHandler = (req, _res, next) => {
+    // req.is() answers null when there is no body at all: say what is really missing.
+    const hasBody =
+      req.get('content-length') !== '0' &&
+      (req.get('content-length') ?? req.get('transfer-encoding'));
+    if (!hasBody) {
+      next(errors.validation('a JSON request body is required'));
+      return;
+    }
     if (!req.is('application/json')) {
       next(errors.validation('Content-Type must be application/json'));
       return;

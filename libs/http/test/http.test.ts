@@ -104,6 +104,12 @@ describe('createHttpApp', () => {
     expect(await res.json()).toMatchObject({ code: 'validation_error' });
     const missing = await fetch(`${url}/echo`, { method: 'POST' });
     expect(missing.status).toBe(400);
+    const empty = await fetch(`${url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toMatchObject({ message: 'a JSON request body is required' });
   });
 
   it('when the JSON body is over 1 MiB, then 413; exactly 1 MiB is accepted', async () => {

@@ -1,0 +1,50 @@
+import { DEFAULT_AUDIENCE, DEFAULT_ISSUER } from '@herald/auth';
+import { httpServerEnv, list, loadConfig, secret, url, z } from '@herald/config';
+
+export const DEFAULT_PORT = 18082;
+
+/** What the migration command needs too. */
+const setupEnv = {
+  DATABASE_URL: url('postgres://herald@127.0.0.1:55432/herald_contacts'),
+  KAFKA_BROKERS: list('127.0.0.1:59092'),
+};
+
+const schema = z.object({
+  ...httpServerEnv(DEFAULT_PORT),
+  ...setupEnv,
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
+  ADMIN_TOKEN: secret(24),
+  /** Opens the internal routes; shared by Herald's services, never by customers. */
+  SERVICE_TOKEN: secret(24),
+  AUTH_JWKS_URL: url('http://127.0.0.1:18081/.well-known/jwks.json'),
+  AUTH_ISSUER: z.string().min(1).default(DEFAULT_ISSUER),
+  AUTH_AUDIENCE: z.string().min(1).default(DEFAULT_AUDIENCE),
+  /** The auth service, asked whether a Tenant exists. */
+  SERVICE_URL_AUTH: url('http://127.0.0.1:18081'),
+  /**
+   * Services that hold data about Contacts (the events service): the export streams their
+   * lines after the Contact's, and an erasure erases there first. Comma-separated base URLs.
+   */
+  CONTACT_DATA_SERVICES: z
+    .string()
+    .default('')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.url())),
+});
+
+export type ContactsConfig = Readonly<z.output<typeof schema>>;
+
+export function loadContactsConfig(
+  env: Record<string, string | undefined> = process.env,
+): ContactsConfig {
+  return loadConfig(schema, env);
+}
+
+export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {
+  return loadConfig(z.object(setupEnv), env);
+}

@@ -1,0 +1,24 @@
+import { isUniqueViolation, type Pool } from '@herald/db';
+import { errors } from '@herald/errors';
+import { organizationsRepository, type Organization } from '../data/organizations-repository.js';
+
+/** Asks the auth service, which owns Tenants, whether one exists. */
+export type TenantDirectory = (tenantId: string) => Promise<boolean>;
+
+export async function createOrganization(
+  deps: { pool: Pool; tenantExists: TenantDirectory },
+  tenantId: string,
+  input: { externalId: string; name?: string | undefined },
+): Promise<Organization> {
+  if (!(await deps.tenantExists(tenantId))) throw errors.notFound('no such tenant');
+  try {
+    return await organizationsRepository.insert(deps.pool, tenantId, {
+      externalId: input.externalId,
+      name: input.name ?? null,
+    });
+  } catch (err) {
+    if (isUniqueViolation(err))
+      throw errors.conflict('an organization with this externalId already exists');
+    throw err;
+  }
+}

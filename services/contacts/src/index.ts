@@ -1,0 +1,57 @@
+// Started as `node --import @herald/telemetry/register dist/index.js`, so telemetry is
+// running before any module here loads.
+import { createTokenVerifier } from '@herald/auth';
+import { createPool } from '@herald/db';
+import { createLogger, startServer } from '@herald/http';
+import { createKafka, createProducer } from '@herald/kafka';
+import { createOutboxRelay } from '@herald/outbox';
+import { shutdownTelemetry } from '@herald/telemetry';
+import { createApp } from './app.js';
+import { loadContactsConfig } from './config.js';
+import { authTenantDirectory } from './domain/tenant-directory.js';
+
+const config = loadContactsConfig();
+const logger = createLogger({ service: 'contacts', level: config.LOG_LEVEL });
+const pool = createPool({
+  connectionString: config.DATABASE_URL,
+  applicationName: 'herald-contacts',
+  max: config.DATABASE_POOL_MAX,
+});
+const verifier = createTokenVerifier({
+  jwksUrl: config.AUTH_JWKS_URL,
+  issuer: config.AUTH_ISSUER,
+  audience: config.AUTH_AUDIENCE,
+});
+const app = createApp({
+  pool,
+  logger,
+  verifier,
+  adminToken: config.ADMIN_TOKEN,
+  serviceToken: config.SERVICE_TOKEN,
+  tenantExists: authTenantDirectory({
+    authUrl: config.SERVICE_URL_AUTH,
+    serviceToken: config.SERVICE_TOKEN,
+  }),
+  contactDataServiceUrls: config.CONTACT_DATA_SERVICES,
+});
+
+// Contact changes leave through the outbox: committed with the change, published after.
+const producer = createProducer(
+  createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'herald-contacts', logger }),
+);
+const relay = createOutboxRelay({ pool, producer, logger, name: 'contacts' });
+relay.start();
+
+await startServer(app, {
+  host: config.HOST,
+  port: config.PORT,
+  logger,
+  shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+  handleSignals: true,
+  onShutdown: [
+    () => relay.stop(),
+    () => producer.disconnect(),
+    () => pool.end(),
+    shutdownTelemetry,
+  ],
+});

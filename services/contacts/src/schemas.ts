@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+/** PostgreSQL cannot store U+0000 in text (decisions A: such a value is a 400, never a 5xx). */
+const storable = (s: string) => !s.includes('\u0000');
+// Matching control characters is the point here.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** decisions A: 1..254 characters, local@domain, no spaces. */
+export const email = z
+  .string()
+  .min(1)
+  .max(254)
+  .regex(/^[^\s@]+@[^\s@.]+(\.[^\s@.]+)*$/, 'must be an email address like name@example.com')
+  .refine((s) => !CONTROL.test(s), 'must not contain control characters');
+
+export const name = z.string().min(1).max(256).refine(storable, 'must not contain U+0000');
+
+/** E.164: + then 2..15 digits. */
+export const phone = z.string().regex(/^\+[0-9]{2,15}$/, 'must be E.164, e.g. +4915112345678');
+
+export const timeZone = z.string().refine((zone) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return zone.length > 0;
+  } catch {
+    return false;
+  }
+}, 'must be an IANA time zone name, e.g. Europe/Berlin');
+
+/** 1..255 characters, any Unicode except control characters ('/' included). */
+export const externalId = z
+  .string()
+  .min(1)
+  .max(255)
+  .refine((s) => !CONTROL.test(s), 'must not contain control characters');
+
+/**
+ * The body of both upserts. Optional fields left out keep their stored value; `null` clears
+ * them. Unknown fields are dropped (a Contact has a fixed set of fields).
+ */
+export const contactWriteBody = z.object({
+  email,
+  name: name.nullable().optional(),
+  phone: phone.nullable().optional(),
+  timeZone: timeZone.nullable().optional(),
+});
+
+export type ContactWrite = z.output<typeof contactWriteBody>;
+
+export const contactResponse = z.object({
+  id: z.uuid(),
+  externalId: z.string().optional(),
+  email: z.string(),
+  name: z.string().optional(),
+  phone: z.string().optional(),
+  timeZone: z.string().optional(),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+});
+
+export type ContactResponse = z.output<typeof contactResponse>;
+
+export const organizationBody = z.object({
+  externalId,
+  name: name.optional(),
+});
+
+/** The events service's batch lookup: one item per Event, answered in the same order. */
+export const resolveIdentitiesBody = z.object({
+  tenantId: z.uuid(),
+  items: z
+    .array(
+      z.object({
+        contactId: z.string().optional(),
+        contactExternalId: z.string().optional(),
+        contactEmail: z.string().optional(),
+        organizationExternalId: z.string().optional(),
+      }),
+    )
+    .max(1000),
+});
+
+export type ResolveIdentitiesRequest = z.output<typeof resolveIdentitiesBody>;

@@ -21,10 +21,11 @@ export const TOPICS = {
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
 
 /** Partitions and settings the local stack and the Helm chart create the topics with. */
-export const TOPIC_SETTINGS: Record<Topic, { partitions: number; config: Record<string, string> }> = {
-  [TOPICS.contactsChanged]: { partitions: 6, config: { 'cleanup.policy': 'compact' } },
-  [TOPICS.contactsErased]: { partitions: 6, config: { 'cleanup.policy': 'delete' } },
-};
+export const TOPIC_SETTINGS: Record<Topic, { partitions: number; config: Record<string, string> }> =
+  {
+    [TOPICS.contactsChanged]: { partitions: 6, config: { 'cleanup.policy': 'compact' } },
+    [TOPICS.contactsErased]: { partitions: 6, config: { 'cleanup.policy': 'delete' } },
+  };
 
 const timestamp = z.iso.datetime({ offset: false });
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { MESSAGE_SCHEMAS, TOPIC_SETTINGS, TOPICS, contactChangedMessage, contactErasedMessage } from '../src/index.js';
+import {
+  MESSAGE_SCHEMAS,
+  TOPIC_SETTINGS,
+  TOPICS,
+  contactChangedMessage,
+  contactErasedMessage,
+} from '../src/index.js';
 
 const contact = {
   id: '7d7a4c52-5b7e-4d8a-9a53-2b5f3c1e9d10',

@@ -43,4 +43,25 @@ export const services = [
       { regex: '^/admin/v1/tenants/[^/]+/organizations/?$' },
     ],
   },
+  {
+    name: 'events',
+    port: 18083,
+    database: 'herald_events',
+    entry: 'services/events/dist/index.js',
+    migrate: 'services/events/dist/migrate.js',
+    nodeArgs: ['--import', '@herald/telemetry/register'],
+    secrets: ['ADMIN_TOKEN', 'SERVICE_TOKEN'],
+    routes: [
+      { prefix: '/v1/events/' },
+      { regex: '^/admin/v1/tenants/[^/]+/event-names/?$' },
+    ],
+  },
+  {
+    // The events outbox relay: its own process (its own Deployment), publishing to Kafka.
+    name: 'events-relay',
+    port: 18085,
+    database: 'herald_events',
+    entry: 'services/events/dist/relay.js',
+    nodeArgs: ['--import', '@herald/telemetry/register'],
+  },
 ];

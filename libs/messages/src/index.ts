@@ -16,6 +16,12 @@ export const TOPICS = {
   contactsChanged: 'herald.contacts.changed',
   /** Contact erased: the id only, never personal data. Keyed by Contact id. */
   contactsErased: 'herald.contacts.erased',
+  /**
+   * Event recorded: what Journeys listen to. Keyed by `<tenantId>:contact:<contactId>`, or
+   * `<tenantId>:organization:<externalId>` for an organization Event, so all Events of one
+   * Contact (or organization) stay in order in one partition.
+   */
+  eventsRecorded: 'herald.events.recorded',
 } as const;
 
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
@@ -25,6 +31,7 @@ export const TOPIC_SETTINGS: Record<Topic, { partitions: number; config: Record<
   {
     [TOPICS.contactsChanged]: { partitions: 6, config: { 'cleanup.policy': 'compact' } },
     [TOPICS.contactsErased]: { partitions: 6, config: { 'cleanup.policy': 'delete' } },
+    [TOPICS.eventsRecorded]: { partitions: 12, config: { 'cleanup.policy': 'delete' } },
   };
 
 const timestamp = z.iso.datetime({ offset: false });
@@ -59,7 +66,24 @@ export const contactErasedMessage = z.object({
   occurredAt: timestamp,
 });
 
+export const eventRecordedMessage = z.object({
+  version: z.literal(1),
+  type: z.literal('event.recorded'),
+  /** The Event id: consumers drop repeats of at-least-once delivery by it. */
+  messageId: z.uuid(),
+  tenantId: z.uuid(),
+  eventId: z.uuid(),
+  contactId: z.uuid().nullable(),
+  organizationExternalId: z.string().nullable(),
+  eventName: z.string(),
+  occurredAt: timestamp,
+  receivedAt: timestamp,
+  dedupKey: z.string().nullable(),
+  properties: z.record(z.string(), z.unknown()).nullable(),
+});
+
 export type ContactSnapshot = z.infer<typeof contactSnapshot>;
+export type EventRecordedMessage = z.infer<typeof eventRecordedMessage>;
 export type ContactChangedMessage = z.infer<typeof contactChangedMessage>;
 export type ContactErasedMessage = z.infer<typeof contactErasedMessage>;
 
@@ -67,4 +91,5 @@ export type ContactErasedMessage = z.infer<typeof contactErasedMessage>;
 export const MESSAGE_SCHEMAS = {
   [TOPICS.contactsChanged]: contactChangedMessage,
   [TOPICS.contactsErased]: contactErasedMessage,
+  [TOPICS.eventsRecorded]: eventRecordedMessage,
 } as const satisfies Record<Topic, z.ZodType>;

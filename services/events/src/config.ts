@@ -1,0 +1,56 @@
+import { DEFAULT_AUDIENCE, DEFAULT_ISSUER } from '@herald/auth';
+import { httpServerEnv, list, loadConfig, secret, url, z } from '@herald/config';
+
+export const DEFAULT_PORT = 18083;
+export const DEFAULT_RELAY_PORT = 18085;
+
+/** What the migration command and the relay need too. */
+const setupEnv = {
+  DATABASE_URL: url('postgres://herald@127.0.0.1:55432/herald_events'),
+  KAFKA_BROKERS: list('127.0.0.1:59092'),
+};
+
+const schema = z.object({
+  ...httpServerEnv(DEFAULT_PORT),
+  ...setupEnv,
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
+  ADMIN_TOKEN: secret(24),
+  /** Opens the internal routes and calls the contacts service's. */
+  SERVICE_TOKEN: secret(24),
+  AUTH_JWKS_URL: url('http://127.0.0.1:18081/.well-known/jwks.json'),
+  AUTH_ISSUER: z.string().min(1).default(DEFAULT_ISSUER),
+  AUTH_AUDIENCE: z.string().min(1).default(DEFAULT_AUDIENCE),
+  /** The auth service, asked whether a Tenant exists (operator routes). */
+  SERVICE_URL_AUTH: url('http://127.0.0.1:18081'),
+  /** The contacts service, which resolves every request's identities in one call. */
+  SERVICE_URL_CONTACTS: url('http://127.0.0.1:18082'),
+  /** The dedup fast path; PostgreSQL stays authoritative when it is away. */
+  REDIS_URL: url('redis://127.0.0.1:56379'),
+  REDIS_CLUSTER_NODES: list('').optional(),
+});
+
+export type EventsConfig = Readonly<z.output<typeof schema>>;
+
+export function loadEventsConfig(
+  env: Record<string, string | undefined> = process.env,
+): EventsConfig {
+  return loadConfig(schema, env);
+}
+
+export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {
+  return loadConfig(z.object(setupEnv), env);
+}
+
+const relaySchema = z.object({
+  ...httpServerEnv(DEFAULT_RELAY_PORT),
+  ...setupEnv,
+});
+
+export type RelayConfig = Readonly<z.output<typeof relaySchema>>;
+
+/** The outbox relay runs as its own process (its own Deployment): it needs no secrets. */
+export function loadRelayConfig(
+  env: Record<string, string | undefined> = process.env,
+): RelayConfig {
+  return loadConfig(relaySchema, env);
+}

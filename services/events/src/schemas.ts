@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+/** decisions A limits. */
+export const MAX_EVENTS_PER_REQUEST = 1000;
+export const MAX_PROPERTIES_BYTES = 32 * 1024;
+
+// A string PostgreSQL cannot store (U+0000) anywhere in a value is a 400, never a 5xx.
+const storable = (s: string) => !s.includes('\u0000');
+const text = (max: number) =>
+  z.string().min(1).max(max).refine(storable, 'must not contain U+0000');
+
+/**
+ * RFC 3339 with an explicit offset (`Z` or `+hh:mm`); impossible dates (February 30, hour 25)
+ * fail the format or the round trip through Date.
+ */
+export const occurredAt = z.iso.datetime({ offset: true }).refine((value) => {
+  const [date] = value.split('T') as [string];
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  const probe = new Date(Date.UTC(y, m - 1, d));
+  return probe.getUTCFullYear() === y && probe.getUTCMonth() === m - 1 && probe.getUTCDate() === d;
+}, 'must be a real RFC 3339 date-time');
+
+function storableDeep(value: unknown): boolean {
+  if (typeof value === 'string') return storable(value);
+  if (Array.isArray(value)) return value.every(storableDeep);
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).every(([k, v]) => storable(k) && storableDeep(v));
+  }
+  return true;
+}
+
+export const properties = z
+  .record(z.string(), z.unknown())
+  .refine(
+    (value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_PROPERTIES_BYTES,
+    `must be at most ${MAX_PROPERTIES_BYTES} bytes as JSON`,
+  )
+  .refine(storableDeep, 'must not contain U+0000');
+
+/** Fields every route accepts; each route adds its own identity (decisions B.4). */
+const common = {
+  eventName: text(255),
+  occurredAt,
+  dedupKey: text(255).optional(),
+  properties: properties.optional(),
+  organizationExternalId: text(255).optional(),
+};
+
+export const byContactIdEvent = z.object({ ...common, contactId: z.string().min(1).max(255) });
+export const byExternalIdEvent = z.object({ ...common, contactExternalId: text(255) });
+export const byEmailEvent = z.object({ ...common, contactEmail: text(254) });
+export const byOrganizationEvent = z.object({
+  ...common,
+  organizationExternalId: text(255),
+  contactId: z.string().min(1).max(255).optional(),
+});
+
+export type ByContactIdEvent = z.output<typeof byContactIdEvent>;
+export type ByExternalIdEvent = z.output<typeof byExternalIdEvent>;
+export type ByEmailEvent = z.output<typeof byEmailEvent>;
+export type ByOrganizationEvent = z.output<typeof byOrganizationEvent>;
+
+export const acceptedResponse = z.object({ accepted: z.number().int() });
+
+export const eventNamesResponse = z.object({
+  eventNames: z.array(z.object({ name: z.string(), firstSeenAt: z.iso.datetime() })),
+});

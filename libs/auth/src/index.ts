@@ -11,3 +11,4 @@ export {
 } from './token.js';
 export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } from './verifier.js';
 export { requireAdminToken, requireServiceToken } from './admin.js';
+export { operatorAndServiceTokensEnv, tokenVerifierEnv } from './env.js';

@@ -1,4 +1,4 @@
-export { MigrationError, runMigrations } from './migrations.js';
+export { migrateDatabase, MigrationError, runMigrations } from './migrations.js';
 export {
   createPool,
   isUniqueViolation,

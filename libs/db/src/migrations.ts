@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Pool } from './pool.js';
+import { createPool, type Pool } from './pool.js';
 
 // One arbitrary constant: replicas starting together take turns instead of racing.
 const MIGRATION_LOCK_ID = 7_210_331;
@@ -81,4 +81,27 @@ export async function runMigrations(
     client.release(broken);
   }
   return applied;
+}
+
+/**
+ * The whole migration step of a service's setup command (a Job in Kubernetes): connect, apply
+ * `directory`, log, disconnect.
+ */
+export async function migrateDatabase(options: {
+  databaseUrl: string;
+  directory: string;
+  applicationName: string;
+  logger: Logger;
+}): Promise<string[]> {
+  const pool = createPool({
+    connectionString: options.databaseUrl,
+    applicationName: options.applicationName,
+  });
+  try {
+    const applied = await runMigrations(pool, options.directory, options.logger);
+    options.logger.info({ applied: applied.length }, 'migrations up to date');
+    return applied;
+  } finally {
+    await pool.end();
+  }
 }

@@ -34,6 +34,18 @@ export const TOPIC_SETTINGS: Record<Topic, { partitions: number; config: Record<
     [TOPICS.eventsRecorded]: { partitions: 12, config: { 'cleanup.policy': 'delete' } },
   };
 
+/** Topic definitions in the shape Kafka admin clients take (kafkajs `createTopics`). */
+export function topicSpecs(topics: readonly Topic[]) {
+  return topics.map((topic) => ({
+    topic,
+    numPartitions: TOPIC_SETTINGS[topic].partitions,
+    configEntries: Object.entries(TOPIC_SETTINGS[topic].config).map(([name, value]) => ({
+      name,
+      value,
+    })),
+  }));
+}
+
 const timestamp = z.iso.datetime({ offset: false });
 
 export const contactSnapshot = z.object({

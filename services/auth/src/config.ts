@@ -1,4 +1,4 @@
-import { DEFAULT_AUDIENCE, DEFAULT_ISSUER } from '@herald/auth';
+import { DEFAULT_AUDIENCE, DEFAULT_ISSUER, operatorAndServiceTokensEnv } from '@herald/auth';
 import { httpServerEnv, loadConfig, secret, url, z } from '@herald/config';
 
 export const DEFAULT_PORT = 18081;
@@ -12,9 +12,7 @@ const schema = z.object({
   ...httpServerEnv(DEFAULT_PORT),
   ...databaseEnv,
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
-  ADMIN_TOKEN: secret(24),
-  /** Opens the internal routes; shared by Herald's services, never by customers. */
-  SERVICE_TOKEN: secret(24),
+  ...operatorAndServiceTokensEnv,
   /**
    * JSON array of private ES256 JWKs, each with a `kid`. The first signs; all are published
    * in the JWKS so tokens signed by a previous key verify until they expire (rotation).

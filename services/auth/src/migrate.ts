@@ -1,22 +1,12 @@
 // Applies this service's migrations; run before the service starts (a Job in Kubernetes).
 import { fileURLToPath } from 'node:url';
-import { createPool, runMigrations } from '@herald/db';
+import { migrateDatabase } from '@herald/db';
 import { createLogger } from '@herald/http';
 import { loadMigrationConfig } from './config.js';
 
-const config = loadMigrationConfig();
-const logger = createLogger({ service: 'auth-migrate' });
-const pool = createPool({
-  connectionString: config.DATABASE_URL,
+await migrateDatabase({
+  databaseUrl: loadMigrationConfig().DATABASE_URL,
+  directory: fileURLToPath(new URL('../migrations', import.meta.url)),
   applicationName: 'herald-auth-migrate',
+  logger: createLogger({ service: 'auth-migrate' }),
 });
-try {
-  const applied = await runMigrations(
-    pool,
-    fileURLToPath(new URL('../migrations', import.meta.url)),
-    logger,
-  );
-  logger.info({ applied: applied.length }, 'migrations up to date');
-} finally {
-  await pool.end();
-}

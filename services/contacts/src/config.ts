@@ -1,5 +1,5 @@
-import { DEFAULT_AUDIENCE, DEFAULT_ISSUER } from '@herald/auth';
-import { httpServerEnv, list, loadConfig, secret, url, z } from '@herald/config';
+import { operatorAndServiceTokensEnv, tokenVerifierEnv } from '@herald/auth';
+import { httpServerEnv, list, loadConfig, url, z } from '@herald/config';
 
 export const DEFAULT_PORT = 18082;
 
@@ -13,12 +13,8 @@ const schema = z.object({
   ...httpServerEnv(DEFAULT_PORT),
   ...setupEnv,
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
-  ADMIN_TOKEN: secret(24),
-  /** Opens the internal routes; shared by Herald's services, never by customers. */
-  SERVICE_TOKEN: secret(24),
-  AUTH_JWKS_URL: url('http://127.0.0.1:18081/.well-known/jwks.json'),
-  AUTH_ISSUER: z.string().min(1).default(DEFAULT_ISSUER),
-  AUTH_AUDIENCE: z.string().min(1).default(DEFAULT_AUDIENCE),
+  ...operatorAndServiceTokensEnv,
+  ...tokenVerifierEnv,
   /** The auth service, asked whether a Tenant exists. */
   SERVICE_URL_AUTH: url('http://127.0.0.1:18081'),
   /**

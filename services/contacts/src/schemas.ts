@@ -1,3 +1,4 @@
+import { contactSnapshot } from '@herald/messages';
 import { z } from 'zod';
 
 /** PostgreSQL cannot store U+0000 in text (decisions A: such a value is a 400, never a 5xx). */
@@ -48,16 +49,8 @@ export const contactWriteBody = z.object({
 
 export type ContactWrite = z.output<typeof contactWriteBody>;
 
-export const contactResponse = z.object({
-  id: z.uuid(),
-  externalId: z.string().optional(),
-  email: z.string(),
-  name: z.string().optional(),
-  phone: z.string().optional(),
-  timeZone: z.string().optional(),
-  createdAt: z.iso.datetime(),
-  updatedAt: z.iso.datetime(),
-});
+/** The Contact object of spec 4.3: the same shape the Kafka messages carry. */
+export const contactResponse = contactSnapshot;
 
 export type ContactResponse = z.output<typeof contactResponse>;
 

@@ -9,7 +9,7 @@ import { CLAIMS, createTokenVerifier, SCOPES, TOKEN_ALGORITHM, TOKEN_TYPE } from
 import { createPool, MigrationError, runMigrations, type Pool } from '@herald/db';
 import { startServer } from '@herald/http';
 import { createKafka, ensureTopics, type Kafka } from '@herald/kafka';
-import { TOPIC_SETTINGS, TOPICS } from '@herald/messages';
+import { topicSpecs, TOPICS } from '@herald/messages';
 import { createApp, type ContactsAppDeps } from '../src/app.js';
 
 export const ADMIN_TOKEN = `test-admin-${randomUUID()}`;
@@ -247,14 +247,7 @@ export function testKafka(clientId = 'contacts-test'): Kafka {
 
 /** The service's topics, as its setup step (src/migrate.ts) creates them. */
 export async function ensureContactsTopics(): Promise<void> {
-  const topics = [TOPICS.contactsChanged, TOPICS.contactsErased].map((topic) => ({
-    topic,
-    numPartitions: TOPIC_SETTINGS[topic].partitions,
-    configEntries: Object.entries(TOPIC_SETTINGS[topic].config).map(([name, value]) => ({
-      name,
-      value,
-    })),
-  }));
+  const topics = topicSpecs([TOPICS.contactsChanged, TOPICS.contactsErased]);
   const kafka = testKafka('contacts-test-setup');
   try {
     await ensureTopics(kafka, topics);

@@ -12,3 +12,4 @@ export {
 export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } from './verifier.js';
 export { requireAdminToken, requireServiceToken } from './admin.js';
 export { operatorAndServiceTokensEnv, tokenVerifierEnv } from './env.js';
+export { authTenantDirectory, type TenantDirectory } from './tenant-directory.js';

@@ -1,8 +1,7 @@
 import type { Express } from 'express';
-import type { TokenVerifier } from '@herald/auth';
+import type { TenantDirectory, TokenVerifier } from '@herald/auth';
 import { pingDatabase, type Pool } from '@herald/db';
 import { createHttpApp, type Logger } from '@herald/http';
-import type { TenantDirectory } from './domain/organizations.js';
 import { mountAdminRoutes } from './routes/admin.js';
 import { mountContactRoutes } from './routes/contacts.js';
 import { mountExportEraseRoutes } from './routes/export-erase.js';

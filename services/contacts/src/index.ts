@@ -1,6 +1,6 @@
 // Started as `node --import @herald/telemetry/register dist/index.js`, so telemetry is
 // running before any module here loads.
-import { createTokenVerifier } from '@herald/auth';
+import { authTenantDirectory, createTokenVerifier } from '@herald/auth';
 import { createPool } from '@herald/db';
 import { createLogger, startServer } from '@herald/http';
 import { createKafka, createProducer } from '@herald/kafka';
@@ -8,7 +8,6 @@ import { createOutboxRelay } from '@herald/outbox';
 import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { loadContactsConfig } from './config.js';
-import { authTenantDirectory } from './domain/tenant-directory.js';
 
 const config = loadContactsConfig();
 const logger = createLogger({ service: 'contacts', level: config.LOG_LEVEL });

@@ -1,9 +1,7 @@
+import type { TenantDirectory } from '@herald/auth';
 import { isUniqueViolation, type Pool } from '@herald/db';
 import { errors } from '@herald/errors';
 import { organizationsRepository, type Organization } from '../data/organizations-repository.js';
-
-/** Asks the auth service, which owns Tenants, whether one exists. */
-export type TenantDirectory = (tenantId: string) => Promise<boolean>;
 
 export async function createOrganization(
   deps: { pool: Pool; tenantExists: TenantDirectory },

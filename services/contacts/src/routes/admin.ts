@@ -1,10 +1,10 @@
 import type { Express } from 'express';
-import { requireAdminToken } from '@herald/auth';
+import { requireAdminToken, type TenantDirectory } from '@herald/auth';
 import type { Pool } from '@herald/db';
 import { errors, methodNotAllowed } from '@herald/errors';
 import { jsonBody, parseOrThrow } from '@herald/http';
 import { isUuid } from '../domain/contacts.js';
-import { createOrganization, type TenantDirectory } from '../domain/organizations.js';
+import { createOrganization } from '../domain/organizations.js';
 import { organizationBody } from '../schemas.js';
 
 /** Operator API (decisions I): organizations. */

@@ -1,0 +1,34 @@
+import { withTransaction, type Pool } from '@herald/db';
+import { deletePendingFor } from '@herald/outbox';
+import {
+  allowLongErasure,
+  deleteContactEvents,
+  lockContactExclusively,
+  markContactErased,
+} from '../data/contact-erasure.js';
+
+/**
+ * The Events part of a Contact's erasure (decisions H.2), idempotent. In one transaction:
+ *
+ * 1. take the Contact's lock exclusively: the recordings of its Events in flight commit first
+ *    (their Events are then deleted below), later ones wait for this commit;
+ * 2. remember the Contact as erased: those later recordings then refuse its Events (422);
+ * 3. delete its Events, their dedup claims, and their outbox messages not yet published (they
+ *    hold the properties).
+ *
+ * So no Event about the Contact survives, however it races with recording.
+ */
+export async function eraseContactEvents(
+  pool: Pool,
+  tenantId: string,
+  contactId: string,
+): Promise<{ deletedEvents: number }> {
+  return withTransaction(pool, async (client) => {
+    await allowLongErasure(client);
+    await lockContactExclusively(client, tenantId, contactId);
+    await markContactErased(client, tenantId, contactId);
+    const deletedEvents = await deleteContactEvents(client, tenantId, contactId);
+    await deletePendingFor(client, contactId);
+    return { deletedEvents };
+  });
+}

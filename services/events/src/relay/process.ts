@@ -1,0 +1,143 @@
+import { createPool, pingDatabase, type Pool } from '@herald/db';
+import { createHttpApp, createLogger, startServer, type Logger } from '@herald/http';
+import { createKafka, createProducer, type Producer } from '@herald/kafka';
+import { createOutboxRelay, type OutboxRelay } from '@herald/outbox';
+import type { RelayConfig } from '../config.js';
+import { pruneDedupClaims } from '../data/dedup-pruning.js';
+
+/** The name every replica's relay uses: it derives the advisory lock that lets one publish. */
+export const OUTBOX_NAME = 'events';
+
+export interface RelayProcessOptions {
+  logger?: Logger;
+  /** Exit on SIGTERM/SIGINT after a graceful shutdown (the real process). */
+  handleSignals?: boolean;
+  /** Run last at shutdown, after the pool is closed (the process passes shutdownTelemetry). */
+  onShutdown?: Array<() => Promise<unknown>>;
+  /** How often expired dedup claims are deleted. Default 30 s. */
+  pruneIntervalMs?: number;
+  /** How often the outbox's lag is logged while it is above zero. Default 60 s. */
+  lagLogIntervalMs?: number;
+  /** Passed to the outbox relay (tests poll faster). */
+  pollIntervalMs?: number;
+}
+
+export interface RelayProcess {
+  url: string;
+  pool: Pool;
+  producer: Producer;
+  relay: OutboxRelay;
+  /** Stops the HTTP server, the background jobs, the relay, the producer and the pool. */
+  close(): Promise<void>;
+}
+
+/**
+ * A job run every `intervalMs` (the first run after one interval), never two runs at once;
+ * a failure is the job's own to report. `stop` waits for a run in flight.
+ */
+function every(intervalMs: number, job: () => Promise<void>): { stop(): Promise<void> } {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = job().finally(() => {
+        running = undefined;
+        schedule();
+      });
+    }, intervalMs);
+  };
+  schedule();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+/**
+ * The events outbox relay as its own process: publishes what recording committed to the outbox
+ * to Kafka (`herald.events.recorded`), prunes expired dedup claims, and answers `/healthz` and
+ * `/readyz` (database reachable) on PORT. Kafka being down at start (or later) is not fatal: the
+ * relay connects the producer before each send and retries with backoff while the messages wait
+ * in the outbox. Every replica may run it: the outbox's advisory lock lets one publish at a time.
+ */
+export async function startRelayProcess(
+  config: RelayConfig,
+  options: RelayProcessOptions = {},
+): Promise<RelayProcess> {
+  const logger =
+    options.logger ?? createLogger({ service: 'events-relay', level: config.LOG_LEVEL });
+  const pool = createPool({
+    connectionString: config.DATABASE_URL,
+    applicationName: 'herald-events-relay',
+    // One for the batch in flight, one for the metrics or the lag log, one for pruning, /readyz.
+    max: 4,
+  });
+  // Not connected here: the relay connects it before its first send, and again after a failure.
+  const producer = createProducer(
+    createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'herald-events-relay', logger }),
+  );
+  const relay = createOutboxRelay({
+    pool,
+    producer,
+    logger,
+    name: OUTBOX_NAME,
+    ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
+  });
+
+  const pruning = every(options.pruneIntervalMs ?? 30_000, async () => {
+    try {
+      const deleted = await pruneDedupClaims(pool);
+      if (deleted > 0) logger.debug({ deleted }, 'expired dedup claims deleted');
+    } catch (err) {
+      logger.warn({ err }, 'could not delete expired dedup claims; trying again later');
+    }
+  });
+  // outbox.lag is the metric; the log line is for whoever reads the logs without a dashboard.
+  const lagLog = every(options.lagLogIntervalMs ?? 60_000, async () => {
+    try {
+      const { pending, lagSeconds } = await relay.stats();
+      if (lagSeconds > 0) {
+        logger.info({ outbox: OUTBOX_NAME, pending, lagSeconds }, 'outbox lag');
+      }
+    } catch (err) {
+      logger.warn({ err }, 'could not read the outbox lag');
+    }
+  });
+
+  relay.start();
+
+  const app = createHttpApp({
+    logger,
+    readiness: { database: () => pingDatabase(pool) },
+    routes: () => {},
+  });
+  const server = await startServer(app, {
+    host: config.HOST,
+    port: config.PORT,
+    logger,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    handleSignals: options.handleSignals ?? false,
+    // The relay finishes (or rolls back) its batch before the producer and the pool go.
+    onShutdown: [
+      () => Promise.all([pruning.stop(), lagLog.stop()]),
+      () => relay.stop(),
+      () => producer.disconnect(),
+      () => pool.end(),
+      ...(options.onShutdown ?? []),
+    ],
+  }).catch(async (err: unknown) => {
+    // The port is taken (or similar): let go of everything before failing.
+    await Promise.all([pruning.stop(), lagLog.stop()]);
+    await relay.stop();
+    await producer.disconnect().catch(() => {});
+    await pool.end();
+    throw err;
+  });
+
+  return { url: server.url, pool, producer, relay, close: () => server.close() };
+}

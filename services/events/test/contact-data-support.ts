@@ -1,0 +1,314 @@
+// Test support for the relay and the Contact-data seam (export, erasure): disposable databases,
+// Events written straight into the tables, the internal routes in-process, Kafka read back.
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { createPool, MigrationError, runMigrations, type Pool } from '@herald/db';
+import { createHttpApp, createLogger, startServer } from '@herald/http';
+import { createKafka, ensureTopics, type Kafka } from '@herald/kafka';
+import { TOPICS, topicSpecs, type EventRecordedMessage } from '@herald/messages';
+import { enqueue } from '@herald/outbox';
+import { mountInternalRoutes } from '../src/routes/internal.js';
+
+export const SERVER_URL = process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432';
+export const KAFKA_BROKERS = (process.env.KAFKA_BROKERS ?? '127.0.0.1:59092').split(',');
+export const CONTACT_DATA_SERVICE_TOKEN = `test-service-${randomUUID()}`;
+
+const MIGRATIONS = fileURLToPath(new URL('../migrations', import.meta.url));
+// Serializes test workers while they create or reset a database (any constant will do).
+const SETUP_LOCK_ID = 7_210_383;
+
+export const silentLogger = () =>
+  createLogger({ service: 'events-test', level: process.env.EVENTS_TEST_LOG ?? 'silent' });
+
+/**
+ * Creates the database when missing and migrates it; one whose migrations changed after they
+ * were applied (they are still being written) is dropped and built again. The name must start
+ * with `herald_events_test`.
+ */
+export async function prepareTestDatabase(database: string): Promise<void> {
+  if (!/^herald_events_test[a-z0-9_]*$/.test(database)) {
+    throw new Error(`not a disposable test database: ${database}`);
+  }
+  const admin = createPool({
+    connectionString: `${SERVER_URL}/postgres`,
+    applicationName: 'events-test-setup',
+    max: 1,
+  });
+  const client = await admin.connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [SETUP_LOCK_ID]);
+    const exists = async () =>
+      (await client.query('select 1 from pg_database where datname = $1', [database])).rowCount ===
+      1;
+    if (!(await exists())) await client.query(`create database "${database}"`);
+    try {
+      await migrate(database);
+    } catch (err) {
+      if (!(err instanceof MigrationError && /changed after it was applied/.test(err.message)))
+        throw err;
+      await client.query(`drop database "${database}" with (force)`);
+      await client.query(`create database "${database}"`);
+      await migrate(database);
+    }
+  } finally {
+    await client.query('select pg_advisory_unlock($1)', [SETUP_LOCK_ID]).catch(() => {});
+    client.release();
+    await admin.end();
+  }
+}
+
+async function migrate(database: string): Promise<void> {
+  const pool = testPool(database, 1);
+  try {
+    await runMigrations(pool, MIGRATIONS);
+  } finally {
+    await pool.end();
+  }
+}
+
+export function databaseUrl(database: string): string {
+  return `${SERVER_URL}/${database}`;
+}
+
+export function testPool(database: string, max = 10): Pool {
+  return createPool({
+    connectionString: databaseUrl(database),
+    applicationName: 'events-test',
+    max,
+  });
+}
+
+export interface StoredEvent {
+  id: string;
+  tenantId: string;
+  contactId: string | null;
+  organizationExternalId: string | null;
+  eventName: string;
+  occurredAt: string;
+  receivedAt: string;
+  dedupKey: string | null;
+  /** The stored JSON text. */
+  properties: string | null;
+}
+
+/** An Event row as recording stores it; every field can be given. */
+export function newEvent(fields: Partial<StoredEvent> & { tenantId: string }): StoredEvent {
+  return {
+    id: randomUUID(),
+    contactId: null,
+    organizationExternalId: null,
+    eventName: 'Order Placed',
+    occurredAt: '2026-11-20T10:00:00.000Z',
+    receivedAt: new Date().toISOString(),
+    dedupKey: null,
+    properties: null,
+    ...fields,
+  };
+}
+
+/** Writes Event rows directly (one statement, any number). */
+export async function insertEvents(pool: Pool, events: readonly StoredEvent[]): Promise<void> {
+  await pool.query(
+    `insert into events (id, tenant_id, contact_id, organization_external_id, event_name,
+                         occurred_at, received_at, dedup_key, properties)
+     select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[],
+                          $6::timestamptz[], $7::timestamptz[], $8::text[], $9::text[])`,
+    [
+      events.map((e) => e.id),
+      events.map((e) => e.tenantId),
+      events.map((e) => e.contactId),
+      events.map((e) => e.organizationExternalId),
+      events.map((e) => e.eventName),
+      events.map((e) => e.occurredAt),
+      events.map((e) => e.receivedAt),
+      events.map((e) => e.dedupKey),
+      events.map((e) => e.properties),
+    ],
+  );
+}
+
+/** The dedup claim recording takes for an Event with a dedupKey. */
+export async function insertDedupClaim(
+  pool: Pool,
+  claim: { tenantId: string; dedupKey: string; eventId: string; claimedAt?: string },
+): Promise<void> {
+  await pool.query(
+    `insert into dedup_claims (tenant_id, dedup_key, event_id, claimed_at)
+     values ($1, $2, $3, coalesce($4::timestamptz, now()))`,
+    [claim.tenantId, claim.dedupKey, claim.eventId, claim.claimedAt ?? null],
+  );
+}
+
+/** The partition key of an Event's message (see TOPICS.eventsRecorded). */
+export function eventKey(event: StoredEvent): string {
+  return event.contactId
+    ? `${event.tenantId}:contact:${event.contactId}`
+    : `${event.tenantId}:organization:${event.organizationExternalId ?? ''}`;
+}
+
+export function recordedMessage(event: StoredEvent): EventRecordedMessage {
+  return {
+    version: 1,
+    type: 'event.recorded',
+    messageId: event.id,
+    tenantId: event.tenantId,
+    eventId: event.id,
+    contactId: event.contactId,
+    organizationExternalId: event.organizationExternalId,
+    eventName: event.eventName,
+    occurredAt: event.occurredAt,
+    receivedAt: event.receivedAt,
+    dedupKey: event.dedupKey,
+    properties: event.properties === null ? null : JSON.parse(event.properties),
+  };
+}
+
+/** The outbox messages recording writes with its Events (same transaction there). */
+export async function enqueueRecorded(pool: Pool, events: readonly StoredEvent[]): Promise<void> {
+  await enqueue(
+    pool,
+    events.map((event) => ({
+      topic: TOPICS.eventsRecorded,
+      key: eventKey(event),
+      subjectId: event.contactId,
+      value: recordedMessage(event),
+    })),
+  );
+}
+
+/** The internal routes alone, in-process on port 0 (the service's app mounts the same). */
+export async function startContactDataRoutes(pool: Pool): Promise<{
+  url: string;
+  close(): Promise<void>;
+}> {
+  const logger = silentLogger();
+  const app = createHttpApp({
+    logger,
+    routes: (a) =>
+      mountInternalRoutes(a, { pool, serviceToken: CONTACT_DATA_SERVICE_TOKEN, logger }),
+  });
+  const running = await startServer(app, { host: '127.0.0.1', port: 0, logger });
+  return { url: running.url, close: () => running.close() };
+}
+
+export function internalPath(
+  tenantId: string,
+  contactId: string,
+  action: 'export' | 'erase',
+): string {
+  return `/internal/v1/tenants/${tenantId}/contacts/${contactId}/${action}`;
+}
+
+/** Reads a JSON Lines body into parsed lines. */
+export function parseLines(body: string): unknown[] {
+  return body
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as unknown);
+}
+
+export function testKafka(clientId = 'events-test'): Kafka {
+  return createKafka({ brokers: KAFKA_BROKERS, clientId });
+}
+
+export async function ensureEventsTopic(): Promise<void> {
+  const kafka = testKafka('events-test-setup');
+  const topics = topicSpecs([TOPICS.eventsRecorded]);
+  try {
+    await ensureTopics(kafka, topics);
+  } catch {
+    // Another test file created it at the same moment: the second look finds it.
+    await ensureTopics(kafka, topics);
+  }
+}
+
+export interface ReceivedMessage {
+  topic: string;
+  partition: number;
+  key: string | null;
+  value: unknown;
+  headers: Record<string, string>;
+}
+
+export interface TopicWatch {
+  received: ReceivedMessage[];
+  /** Resolves once `count` messages matching `match` were received (already or later). */
+  waitForCount(
+    match: (m: ReceivedMessage) => boolean,
+    count: number,
+    timeoutMs?: number,
+  ): Promise<ReceivedMessage[]>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Reads the topics from their current end on: a fresh consumer group whose offsets are set to
+ * each partition's end before it starts, so nothing published after this call is missed.
+ */
+export async function watchTopics(topics: readonly string[]): Promise<TopicWatch> {
+  const kafka = testKafka('events-test-watch');
+  const groupId = `events-test-${randomUUID()}`;
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    for (const topic of topics) {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      await admin.setOffsets({
+        groupId,
+        topic,
+        partitions: offsets.map((o) => ({ partition: o.partition, offset: o.high })),
+      });
+    }
+  } finally {
+    await admin.disconnect();
+  }
+
+  const received: ReceivedMessage[] = [];
+  const waiters = new Set<() => void>();
+  const consumer = kafka.consumer({ groupId });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [...topics] });
+  await consumer.run({
+    eachMessage: async ({ topic, partition, message }) => {
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(message.headers ?? {})) {
+        if (value !== undefined) headers[name] = value.toString();
+      }
+      received.push({
+        topic,
+        partition,
+        key: message.key === null ? null : message.key.toString('utf8'),
+        value: message.value === null ? null : JSON.parse(message.value.toString('utf8')),
+        headers,
+      });
+      for (const waiter of waiters) waiter();
+    },
+  });
+
+  return {
+    received,
+    waitForCount(match, count, timeoutMs = 30_000) {
+      const matching = () => received.filter(match);
+      if (matching().length >= count) return Promise.resolve(matching());
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          reject(
+            new Error(
+              `${matching().length} of ${count} messages on ${topics.join(', ')} within ${timeoutMs} ms`,
+            ),
+          );
+        }, timeoutMs);
+        function waiter() {
+          const found = matching();
+          if (found.length < count) return;
+          clearTimeout(timer);
+          waiters.delete(waiter);
+          resolve(found);
+        }
+        waiters.add(waiter);
+      });
+    },
+    stop: () => consumer.disconnect(),
+  };
+}

@@ -1,3 +1,5 @@
+import { types } from 'node:util';
+
 // Errors that mean "a dependency could not be reached" rather than "this request is wrong":
 // they answer 503 with Retry-After, never 500, so clients retry with backoff.
 const NETWORK_CODES = new Set([
@@ -24,16 +26,20 @@ const CONNECT_MESSAGES = [
   'The client is closed',
 ];
 
+// `instanceof Error` is false for an error made in another realm: Node's own errors (a refused
+// connection) seen from code running in a vm context, as jest runs tests.
+const isError = (err: unknown): err is Error => err instanceof Error || types.isNativeError(err);
+
 export function isDependencyUnavailable(err: unknown, depth = 0): boolean {
-  if (!(err instanceof Error) || depth > 4) return false;
+  if (!isError(err) || depth > 4) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && (NETWORK_CODES.has(code) || PG_UNAVAILABLE.test(code))) {
     return true;
   }
   if (CONNECT_MESSAGES.some((m) => err.message.includes(m))) return true;
   if (
-    err instanceof AggregateError &&
-    err.errors.some((e) => isDependencyUnavailable(e, depth + 1))
+    Array.isArray((err as Partial<AggregateError>).errors) &&
+    (err as AggregateError).errors.some((e) => isDependencyUnavailable(e, depth + 1))
   ) {
     return true;
   }

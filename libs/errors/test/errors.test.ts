@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
+import { runInNewContext } from 'node:vm';
 import {
   AppError,
   SubscriptionSuspendedError,
@@ -106,6 +107,15 @@ describe('error bodies', () => {
     expect(res.status).toBe(503);
     expect(JSON.parse(res.text).code).toBe('service_unavailable');
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it("when the refused connection is an error of another realm (as Node's own are, seen from a vm context), then it is still 503", async () => {
+    const foreign = runInNewContext(
+      'Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" })',
+    ) as Error;
+    expect(foreign instanceof Error).toBe(false);
+    const res = await call(appThrowing(foreign), 'GET', '/thing');
+    expect(res.status).toBe(503);
   });
 
   it('when no route matches, then 404 not_found', async () => {

@@ -1,0 +1,39 @@
+import type { PoolClient } from '@herald/db';
+
+export interface ClaimRequest {
+  dedupKey: string;
+  eventId: string;
+}
+
+/**
+ * Claims dedupKeys for the Events about to be recorded, in the recording's transaction
+ * (decisions C.2, C.3). A key is ours when nobody holds it or its claim is older than the window;
+ * returns ours, each with how long its window still runs (ms).
+ *
+ * A claim another transaction has not committed yet makes this wait on the unique index, then
+ * find it (a duplicate) or, if that one rolled back, take the key: two concurrent requests with
+ * one key record it once. A request that fails rolls its claims back with it. The keys are
+ * claimed in one sorted order so that two batches sharing several keys never deadlock.
+ */
+export async function claimDedupKeys(
+  client: PoolClient,
+  tenantId: string,
+  claims: readonly ClaimRequest[],
+  windowMs: number,
+): Promise<Map<string, number>> {
+  if (claims.length === 0) return new Map();
+  const sorted = [...claims].sort((a, b) =>
+    a.dedupKey < b.dedupKey ? -1 : a.dedupKey > b.dedupKey ? 1 : 0,
+  );
+  const { rows } = await client.query<{ dedup_key: string; remaining_ms: number }>(
+    `insert into dedup_claims (tenant_id, dedup_key, event_id)
+     select $1, c.dedup_key, c.event_id from unnest($2::text[], $3::uuid[]) as c(dedup_key, event_id)
+     on conflict (tenant_id, dedup_key) do update
+       set event_id = excluded.event_id, claimed_at = now()
+       where dedup_claims.claimed_at < now() - make_interval(secs => $4)
+     returning dedup_key,
+       ($4 * 1000 - extract(epoch from clock_timestamp() - claimed_at) * 1000)::float8 as remaining_ms`,
+    [tenantId, sorted.map((c) => c.dedupKey), sorted.map((c) => c.eventId), windowMs / 1000],
+  );
+  return new Map(rows.map((r) => [r.dedup_key, r.remaining_ms]));
+}

@@ -1,0 +1,86 @@
+import type { z } from 'zod';
+import { errors } from '@herald/errors';
+import { formatPath } from '@herald/http';
+import {
+  byContactIdEvent,
+  byEmailEvent,
+  byExternalIdEvent,
+  byOrganizationEvent,
+  MAX_EVENTS_PER_REQUEST,
+} from '../schemas.js';
+
+/**
+ * The four Event routes (spec 4.4) and the schema of each one's Event. Each route reads only its
+ * own identity field (decisions B.4): the schemas strip the other routes' fields.
+ */
+export const EVENT_ROUTES = {
+  'by-contact-id': byContactIdEvent,
+  'by-external-id': byExternalIdEvent,
+  'by-email': byEmailEvent,
+  'by-organization': byOrganizationEvent,
+} as const;
+
+export type EventRoute = keyof typeof EVENT_ROUTES;
+
+export const isEventRoute = (value: string): value is EventRoute =>
+  Object.hasOwn(EVENT_ROUTES, value);
+
+/** An Event as any route parsed it: only the parsing route's identity fields are present. */
+export interface EventInput {
+  eventName: string;
+  occurredAt: string;
+  dedupKey?: string | undefined;
+  properties?: Record<string, unknown> | undefined;
+  organizationExternalId?: string | undefined;
+  contactId?: string | undefined;
+  contactExternalId?: string | undefined;
+  contactEmail?: string | undefined;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/** The 400 for the first invalid field of one Event: `events[3].occurredAt: ...`. */
+function invalidEvent(where: string, input: unknown, error: z.ZodError): never {
+  const issue = error.issues[0]!;
+  const missing = issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined;
+  const field = issue.path.length > 0 ? `${where}.${formatPath(issue.path)}` : where;
+  throw errors.validation(`${field}: ${missing ? 'is required' : issue.message}`, error);
+}
+
+function parseEvent(route: EventRoute, input: unknown, where: string): EventInput {
+  if (!isObject(input)) throw errors.validation(`${where}: must be an Event object`);
+  const result = EVENT_ROUTES[route].safeParse(input);
+  if (!result.success) invalidEvent(where, input, result.error);
+  return result.data;
+}
+
+/**
+ * Parses a request body: one Event object, or an array of 1..1,000 of them. A 400's message
+ * names the first invalid Event and its first invalid field: `event.occurredAt: ...` for a single
+ * object, `events[3].occurredAt: ...` for an array (the index is the Event's position in it),
+ * `events: ...` for the array itself and `body: ...` for a body that is neither.
+ */
+export function parseEventBatch(route: EventRoute, body: unknown): EventInput[] {
+  if (Array.isArray(body)) {
+    if (body.length === 0 || body.length > MAX_EVENTS_PER_REQUEST) {
+      throw errors.validation(
+        `events: must hold 1 to ${MAX_EVENTS_PER_REQUEST} Event objects; got ${body.length}`,
+      );
+    }
+    return body.map((item, index) => parseEvent(route, item, `events[${index}]`));
+  }
+  if (isObject(body)) return [parseEvent(route, body, 'event')];
+  throw errors.validation(
+    `body: must be an Event object or an array of 1 to ${MAX_EVENTS_PER_REQUEST} Event objects`,
+  );
+}

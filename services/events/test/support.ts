@@ -1,0 +1,391 @@
+// Component-test support: the events service in-process on port 0 against the real local
+// PostgreSQL (its own disposable database) and Redis, with access tokens signed here by a test
+// key (no auth service needed). Identities are resolved by the REAL contacts service, started
+// in-process beside it on its own disposable database: tests create Contacts and organizations
+// through its API, never by writing its tables.
+import { createSign, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { CLAIMS, createTokenVerifier, SCOPES, TOKEN_ALGORITHM, TOKEN_TYPE } from '@herald/auth';
+import { createPool, MigrationError, runMigrations, type Pool } from '@herald/db';
+import { startServer } from '@herald/http';
+import { createRedis, waitForRedis, type Redis } from '@herald/redis';
+import { createApp as createContactsApp } from '../../contacts/src/app.js';
+import { createApp, type EventsAppDeps } from '../src/app.js';
+import { contactsIdentityResolver } from '../src/domain/identities.js';
+
+export const ADMIN_TOKEN = `test-admin-${randomUUID()}`;
+export const SERVICE_TOKEN = `test-service-${randomUUID()}`;
+export const ISSUER = 'herald-auth';
+export const AUDIENCE = 'herald-api';
+export const ALL_SCOPES: readonly string[] = SCOPES;
+
+/**
+ * The tests' own databases. Not the stack's `herald_events`: the running relay publishes and
+ * deletes outbox rows there, which the tests here read.
+ */
+const DATABASE = process.env.HERALD_EVENTS_TEST_DATABASE ?? 'herald_events_test';
+const CONTACTS_DATABASE = 'herald_events_test_contacts';
+const SERVER_URL = process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432';
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:56379';
+const MIGRATIONS = fileURLToPath(new URL('../migrations', import.meta.url));
+const CONTACTS_MIGRATIONS = fileURLToPath(new URL('../../contacts/migrations', import.meta.url));
+// Serializes test workers while they create or reset a database (any constant will do).
+const SETUP_LOCK_ID = 7_210_334;
+
+/**
+ * Creates the database when missing and migrates it. It is disposable: when a migration changed
+ * after it was applied here (migrations are still being written), it is dropped and built again.
+ */
+export async function prepareDatabase(database: string, migrations = MIGRATIONS): Promise<void> {
+  const admin = createPool({
+    connectionString: `${SERVER_URL}/postgres`,
+    applicationName: 'events-test-setup',
+    max: 1,
+  });
+  const client = await admin.connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [SETUP_LOCK_ID]);
+    const exists = async () =>
+      (await client.query('select 1 from pg_database where datname = $1', [database])).rowCount ===
+      1;
+    if (!(await exists())) await client.query(`create database "${database}"`);
+    try {
+      await migrate(database, migrations);
+    } catch (err) {
+      if (!(err instanceof MigrationError && /changed after it was applied/.test(err.message)))
+        throw err;
+      await client.query(`drop database "${database}" with (force)`);
+      await client.query(`create database "${database}"`);
+      await migrate(database, migrations);
+    }
+  } finally {
+    await client.query('select pg_advisory_unlock($1)', [SETUP_LOCK_ID]).catch(() => {});
+    client.release();
+    await admin.end();
+  }
+}
+
+async function migrate(database: string, migrations: string): Promise<void> {
+  const pool = createPool({
+    connectionString: `${SERVER_URL}/${database}`,
+    applicationName: 'events-test-migrate',
+    max: 1,
+  });
+  try {
+    await runMigrations(pool, migrations);
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Signs access tokens exactly as the auth service does (ES256, typ at+jwt), with a test key. */
+export interface TestTokenSigner {
+  publicKey: KeyObject;
+  sign(claims: Record<string, unknown>, header?: Record<string, unknown>): string;
+}
+
+function createTestSigner(): TestTokenSigner {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return {
+    publicKey,
+    sign(claims, header = {}) {
+      const input = `${b64({ alg: TOKEN_ALGORITHM, typ: TOKEN_TYPE, kid: 'test', ...header })}.${b64(claims)}`;
+      const signature = createSign('SHA256')
+        .update(input)
+        .sign({ key: privateKey, dsaEncoding: 'ieee-p1363' });
+      return `${input}.${signature.toString('base64url')}`;
+    },
+  };
+}
+
+export interface TokenOptions {
+  clientId?: string;
+  issuer?: string;
+  audience?: string;
+  /** Seconds from now; negative for an expired token. Default 900. */
+  expiresIn?: number;
+}
+
+export interface RequestOptions {
+  /** A bearer token (a bare token, or a whole Authorization value when it has a space). */
+  token?: string;
+  /** Sent as JSON with Content-Type application/json unless `headers` or `rawBody` say otherwise. */
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+/** A Contact as the contacts service answered its creation. */
+export interface TestContact {
+  id: string;
+  externalId?: string;
+  email: string;
+}
+
+/** The real contacts service, in-process: where the tests' Contacts and organizations live. */
+export interface TestContactsService {
+  url: string;
+  pool: Pool;
+  /** PUT /v1/contacts/{externalId} when an externalId is given, else POST /v1/contacts. */
+  createContact(
+    tenantId: string,
+    fields?: { externalId?: string; email?: string },
+  ): Promise<TestContact>;
+  /** POST /admin/v1/tenants/{tenantId}/organizations. */
+  createOrganization(tenantId: string, externalId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface TestEventsService {
+  url: string;
+  pool: Pool;
+  redis: Redis;
+  signer: TestTokenSigner;
+  contacts: TestContactsService;
+  /** Tenants the operator API's `tenantExists` knows (see `newTenant`). */
+  tenants: Set<string>;
+  close(): Promise<void>;
+  /** An access token for the tenant with these scopes (default: every scope). */
+  tokenFor(tenantId: string, scopes?: readonly string[], options?: TokenOptions): string;
+  /** A new tenant id, known to `tenantExists`, and a token with every scope for it. */
+  newTenant(): { tenantId: string; token: string };
+  /** A request to the service; `token` becomes the Authorization header. */
+  request(method: string, path: string, options?: RequestOptions): Promise<Response>;
+  /** POST /v1/events/{route} with the token and the body as JSON. */
+  record(route: string, token: string, body: unknown): Promise<Response>;
+  /** GET /admin/v1/... with the admin token (or `token`). */
+  adminGet(path: string, token?: string): Promise<Response>;
+}
+
+export interface StartOptions {
+  /** Where the events service resolves identities (a stand-in); default the in-process contacts. */
+  contactsUrl?: string;
+  /** How long the identity lookup may take; default the service's 3 s. */
+  contactsTimeoutMs?: number;
+  /** The Redis the dedup fast path uses; default the local one. */
+  redisUrl?: string;
+  dedupWindowMs?: number;
+  /** Replaces the default `tenantExists` (membership of `service.tenants`). */
+  tenantExists?: EventsAppDeps['tenantExists'];
+  /** Any other app dependency (or one added later), passed to createApp as given. */
+  deps?: Partial<EventsAppDeps> & Record<string, unknown>;
+  poolMax?: number;
+  /**
+   * Another disposable database (name starting with `herald_events_test`) for a test file that
+   * runs an outbox relay, which publishes and deletes the outbox rows other files read.
+   */
+  database?: string;
+}
+
+const silent = () => pino({ level: process.env.EVENTS_TEST_LOG ?? 'silent' });
+
+function requester(baseUrl: string) {
+  return (method: string, path: string, opts: RequestOptions = {}) => {
+    const headers: Record<string, string> = {};
+    if (opts.token !== undefined) {
+      headers.authorization = opts.token.includes(' ') ? opts.token : `Bearer ${opts.token}`;
+    }
+    let body: string | undefined = opts.rawBody;
+    if (opts.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(opts.body);
+    }
+    return fetch(`${baseUrl}${path}`, { method, headers: { ...headers, ...opts.headers }, body });
+  };
+}
+
+function tokenSigner(signer: TestTokenSigner) {
+  return (tenantId: string, scopes: readonly string[] = ALL_SCOPES, opts: TokenOptions = {}) => {
+    const now = Math.floor(Date.now() / 1000);
+    const clientId = opts.clientId ?? `ck_test${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+    return signer.sign({
+      iss: opts.issuer ?? ISSUER,
+      aud: opts.audience ?? AUDIENCE,
+      sub: clientId,
+      jti: randomUUID(),
+      iat: now,
+      exp: now + (opts.expiresIn ?? 900),
+      [CLAIMS.tenantId]: tenantId,
+      [CLAIMS.clientId]: clientId,
+      [CLAIMS.scope]: scopes.join(' '),
+    });
+  };
+}
+
+function testVerifier(signer: TestTokenSigner) {
+  return createTokenVerifier({
+    jwksUrl: 'http://unused.invalid/jwks.json',
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    keySet: async () => signer.publicKey,
+  });
+}
+
+/** The real contacts service in-process on port 0, on its own disposable database. */
+async function startContacts(signer: TestTokenSigner): Promise<TestContactsService> {
+  await prepareDatabase(CONTACTS_DATABASE, CONTACTS_MIGRATIONS);
+  const pool = createPool({
+    connectionString: `${SERVER_URL}/${CONTACTS_DATABASE}`,
+    applicationName: 'events-test-contacts',
+    max: 10,
+  });
+  const logger = silent();
+  const app = createContactsApp({
+    pool,
+    logger,
+    verifier: testVerifier(signer),
+    adminToken: ADMIN_TOKEN,
+    serviceToken: SERVICE_TOKEN,
+    tenantExists: async () => true,
+  });
+  const running = await startServer(app, { host: '127.0.0.1', port: 0, logger });
+  const request = requester(running.url);
+  const tokenFor = tokenSigner(signer);
+
+  return {
+    url: running.url,
+    pool,
+    async createContact(tenantId, fields = {}) {
+      const email = fields.email ?? `person-${randomUUID().slice(0, 8)}@example.com`;
+      const token = tokenFor(tenantId);
+      const res =
+        fields.externalId === undefined
+          ? await request('POST', '/v1/contacts', { token, body: { email } })
+          : await request('PUT', `/v1/contacts/${encodeURIComponent(fields.externalId)}`, {
+              token,
+              body: { email },
+            });
+      if (res.status !== 201 && res.status !== 200) {
+        throw new Error(`creating a contact answered ${res.status}: ${await res.text()}`);
+      }
+      return res.json<TestContact>();
+    },
+    async createOrganization(tenantId, externalId) {
+      const res = await request('POST', `/admin/v1/tenants/${tenantId}/organizations`, {
+        token: ADMIN_TOKEN,
+        body: { externalId },
+      });
+      if (res.status !== 201) {
+        throw new Error(`creating an organization answered ${res.status}: ${await res.text()}`);
+      }
+    },
+    close: async () => {
+      await running.close();
+      await pool.end();
+    },
+  };
+}
+
+/** The events service in-process on port 0, with the real contacts service beside it. */
+export async function startEventsService(options: StartOptions = {}): Promise<TestEventsService> {
+  const database = options.database ?? DATABASE;
+  await prepareDatabase(database);
+  const signer = createTestSigner();
+  const contacts = await startContacts(signer);
+  const pool = createPool({
+    connectionString: `${SERVER_URL}/${database}`,
+    applicationName: 'events-service-test',
+    max: options.poolMax ?? 10,
+  });
+  const redis = createRedis({ url: options.redisUrl ?? REDIS_URL });
+  if (options.redisUrl === undefined) await waitForRedis(redis);
+  const logger = silent();
+  const tenants = new Set<string>();
+  const app = createApp({
+    pool,
+    logger,
+    verifier: testVerifier(signer),
+    redis,
+    resolveIdentities: contactsIdentityResolver({
+      contactsUrl: options.contactsUrl ?? contacts.url,
+      serviceToken: SERVICE_TOKEN,
+      ...(options.contactsTimeoutMs === undefined ? {} : { timeoutMs: options.contactsTimeoutMs }),
+    }),
+    tenantExists: options.tenantExists ?? (async (tenantId) => tenants.has(tenantId.toLowerCase())),
+    adminToken: ADMIN_TOKEN,
+    serviceToken: SERVICE_TOKEN,
+    ...(options.dedupWindowMs === undefined ? {} : { dedupWindowMs: options.dedupWindowMs }),
+    ...options.deps,
+  });
+  const running = await startServer(app, { host: '127.0.0.1', port: 0, logger });
+  const request = requester(running.url);
+  const tokenFor = tokenSigner(signer);
+
+  return {
+    url: running.url,
+    pool,
+    redis,
+    signer,
+    contacts,
+    tenants,
+    close: async () => {
+      await running.close();
+      await pool.end();
+      redis.destroy();
+      await contacts.close();
+    },
+    tokenFor,
+    newTenant: () => {
+      const tenantId = randomUUID();
+      tenants.add(tenantId);
+      return { tenantId, token: tokenFor(tenantId) };
+    },
+    request,
+    record: (route, token, body) => request('POST', `/v1/events/${route}`, { token, body }),
+    adminGet: (path, token = ADMIN_TOKEN) => request('GET', `/admin/v1${path}`, { token }),
+  };
+}
+
+/** What the service stored for a Tenant, read straight from its tables. */
+export async function storedState(pool: Pool, tenantId: string) {
+  const [events, claims, names, outbox] = await Promise.all([
+    pool.query(
+      `select id, contact_id, organization_external_id, event_name, occurred_at, received_at,
+              dedup_key, properties
+       from events where tenant_id = $1 order by received_at, occurred_at, id`,
+      [tenantId],
+    ),
+    pool.query(
+      'select dedup_key, event_id, claimed_at from dedup_claims where tenant_id = $1 order by dedup_key',
+      [tenantId],
+    ),
+    pool.query(
+      'select name, first_seen_at from event_names where tenant_id = $1 order by name collate "C"',
+      [tenantId],
+    ),
+    pool.query(
+      `select id, topic, key, value, subject_id from outbox
+       where value::jsonb ->> 'tenantId' = $1 order by id`,
+      [tenantId],
+    ),
+  ]);
+  return { events: events.rows, claims: claims.rows, names: names.rows, outbox: outbox.rows };
+}
+
+/** RFC 3339 in UTC with milliseconds (decisions A). */
+export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A unique email per call, so tests never collide. */
+export const uniqueEmail = (label = 'person') => `${label}-${randomUUID().slice(0, 8)}@example.com`;
+
+/** A local HTTP server standing in for another service (the seam, never the real thing). */
+export async function startFakeService(
+  handler: RequestListener,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

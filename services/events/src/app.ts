@@ -8,6 +8,7 @@ import { redisDedupCache } from './domain/dedup-cache.js';
 import type { IdentityResolver } from './domain/identities.js';
 import { mountAdminRoutes } from './routes/admin.js';
 import { mountEventRoutes } from './routes/events.js';
+import { mountInternalRoutes } from './routes/internal.js';
 
 export interface EventsAppDeps {
   pool: Pool;
@@ -41,7 +42,7 @@ export function createApp(deps: EventsAppDeps): Express {
     routes: (app) => {
       mountEventRoutes(app, recording);
       mountAdminRoutes(app, deps);
-      // The contacts service's routes for export and erasure (routes/internal.ts) go here.
+      mountInternalRoutes(app, deps);
     },
   });
 }

@@ -137,6 +137,8 @@ export interface TestContactsService {
   ): Promise<TestContact>;
   /** POST /admin/v1/tenants/{tenantId}/organizations. */
   createOrganization(tenantId: string, externalId: string): Promise<void>;
+  /** A request to the contacts service; `token` becomes the Authorization header. */
+  request(method: string, path: string, options?: RequestOptions): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -179,6 +181,11 @@ export interface StartOptions {
    * runs an outbox relay, which publishes and deletes the outbox rows other files read.
    */
   database?: string;
+  /**
+   * The in-process contacts service lists this events service in its CONTACT_DATA_SERVICES, so
+   * its export and erasure go through the events service's internal routes (the real seam).
+   */
+  contactDataSeam?: boolean;
 }
 
 const silent = () => pino({ level: process.env.EVENTS_TEST_LOG ?? 'silent' });
@@ -225,8 +232,20 @@ function testVerifier(signer: TestTokenSigner) {
   });
 }
 
+/** A loopback port nothing listens on at the moment. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
 /** The real contacts service in-process on port 0, on its own disposable database. */
-async function startContacts(signer: TestTokenSigner): Promise<TestContactsService> {
+async function startContacts(
+  signer: TestTokenSigner,
+  contactDataServiceUrls: readonly string[] = [],
+): Promise<TestContactsService> {
   await prepareDatabase(CONTACTS_DATABASE, CONTACTS_MIGRATIONS);
   const pool = createPool({
     connectionString: `${SERVER_URL}/${CONTACTS_DATABASE}`,
@@ -241,6 +260,7 @@ async function startContacts(signer: TestTokenSigner): Promise<TestContactsServi
     adminToken: ADMIN_TOKEN,
     serviceToken: SERVICE_TOKEN,
     tenantExists: async () => true,
+    contactDataServiceUrls,
   });
   const running = await startServer(app, { host: '127.0.0.1', port: 0, logger });
   const request = requester(running.url);
@@ -273,6 +293,7 @@ async function startContacts(signer: TestTokenSigner): Promise<TestContactsServi
         throw new Error(`creating an organization answered ${res.status}: ${await res.text()}`);
       }
     },
+    request,
     close: async () => {
       await running.close();
       await pool.end();
@@ -285,7 +306,12 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
   const database = options.database ?? DATABASE;
   await prepareDatabase(database);
   const signer = createTestSigner();
-  const contacts = await startContacts(signer);
+  // The seam needs the events service's address before it listens: a port chosen beforehand.
+  const port = options.contactDataSeam ? await freePort() : 0;
+  const contacts = await startContacts(
+    signer,
+    options.contactDataSeam ? [`http://127.0.0.1:${port}`] : [],
+  );
   const pool = createPool({
     connectionString: `${SERVER_URL}/${database}`,
     applicationName: 'events-service-test',
@@ -311,7 +337,7 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
     ...(options.dedupWindowMs === undefined ? {} : { dedupWindowMs: options.dedupWindowMs }),
     ...options.deps,
   });
-  const running = await startServer(app, { host: '127.0.0.1', port: 0, logger });
+  const running = await startServer(app, { host: '127.0.0.1', port, logger });
   const request = requester(running.url);
   const tokenFor = tokenSigner(signer);
 

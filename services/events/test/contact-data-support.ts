@@ -2,7 +2,7 @@
 // Events written straight into the tables, the internal routes in-process, Kafka read back.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { createPool, MigrationError, runMigrations, type Pool } from '@herald/db';
+import { createPool, MigrationError, runMigrations, type Pool, type PoolClient } from '@herald/db';
 import { createHttpApp, createLogger, startServer } from '@herald/http';
 import { createKafka, ensureTopics, type Kafka } from '@herald/kafka';
 import { TOPICS, topicSpecs, type EventRecordedMessage } from '@herald/messages';
@@ -106,8 +106,11 @@ export function newEvent(fields: Partial<StoredEvent> & { tenantId: string }): S
   };
 }
 
-/** Writes Event rows directly (one statement, any number). */
-export async function insertEvents(pool: Pool, events: readonly StoredEvent[]): Promise<void> {
+/** Writes Event rows directly (one statement, any number), with the pool or in a transaction. */
+export async function insertEvents(
+  pool: Pool | PoolClient,
+  events: readonly StoredEvent[],
+): Promise<void> {
   await pool.query(
     `insert into events (id, tenant_id, contact_id, organization_external_id, event_name,
                          occurred_at, received_at, dedup_key, properties)
@@ -139,7 +142,10 @@ export async function insertDedupClaim(
   );
 }
 
-/** The partition key of an Event's message (see TOPICS.eventsRecorded). */
+/**
+ * The partition key of an Event's message as a Contact route keys it (see TOPICS.eventsRecorded;
+ * by-organization keys by the organization even when a Contact is named).
+ */
 export function eventKey(event: StoredEvent): string {
   return event.contactId
     ? `${event.tenantId}:contact:${event.contactId}`

@@ -32,8 +32,9 @@ const SERVER_URL = process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:56379';
 const MIGRATIONS = fileURLToPath(new URL('../migrations', import.meta.url));
 const CONTACTS_MIGRATIONS = fileURLToPath(new URL('../../contacts/migrations', import.meta.url));
-// Serializes test workers while they create or reset a database (any constant will do).
-const SETUP_LOCK_ID = 7_210_334;
+// Serializes test workers while they create or reset a database: the same constant as
+// contact-data-support.ts, so the two never race on one database.
+const SETUP_LOCK_ID = 7_210_383;
 
 /**
  * Creates the database when missing and migrates it. It is disposable: when a migration changed
@@ -366,24 +367,51 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
   };
 }
 
+export interface StoredEvent {
+  id: string;
+  contact_id: string | null;
+  organization_external_id: string | null;
+  event_name: string;
+  occurred_at: Date;
+  received_at: Date;
+  dedup_key: string | null;
+  properties: string | null;
+}
+export interface StoredClaim {
+  dedup_key: string;
+  event_id: string;
+  claimed_at: Date;
+}
+export interface StoredEventName {
+  name: string;
+  first_seen_at: Date;
+}
+export interface StoredMessage {
+  id: string;
+  topic: string;
+  key: string;
+  value: string;
+  subject_id: string | null;
+}
+
 /** What the service stored for a Tenant, read straight from its tables. */
 export async function storedState(pool: Pool, tenantId: string) {
   const [events, claims, names, outbox] = await Promise.all([
-    pool.query(
+    pool.query<StoredEvent>(
       `select id, contact_id, organization_external_id, event_name, occurred_at, received_at,
               dedup_key, properties
        from events where tenant_id = $1 order by received_at, occurred_at, id`,
       [tenantId],
     ),
-    pool.query(
+    pool.query<StoredClaim>(
       'select dedup_key, event_id, claimed_at from dedup_claims where tenant_id = $1 order by dedup_key',
       [tenantId],
     ),
-    pool.query(
+    pool.query<StoredEventName>(
       'select name, first_seen_at from event_names where tenant_id = $1 order by name collate "C"',
       [tenantId],
     ),
-    pool.query(
+    pool.query<StoredMessage>(
       `select id, topic, key, value, subject_id from outbox
        where value::jsonb ->> 'tenantId' = $1 order by id`,
       [tenantId],

@@ -77,12 +77,25 @@ export const stackServices = Object.freeze(
       routes: s.routes ?? [],
       topics: s.topics ?? [],
       secrets: s.secrets ?? [],
+      holdsContactData: s.holdsContactData === true,
+      after: s.after ?? [],
       logFile: path.join(logDir, `${s.name}.log`),
       pidFile: path.join(runDir, `${s.name}.pid`),
       stateFile: path.join(runDir, `${s.name}.json`),
     });
   }),
 );
+
+// `after` names services earlier in the registry (the stack starts them in registry order).
+stackServices.forEach((s, index) => {
+  for (const name of s.after) {
+    if (!stackServices.slice(0, index).some((x) => x.name === name)) {
+      throw new Error(
+        `service ${s.name} waits for ${JSON.stringify(name)}, which is not earlier in the registry`,
+      );
+    }
+  }
+});
 
 export function findService(name) {
   const s = stackServices.find((x) => x.name === name);

@@ -156,12 +156,22 @@ export async function up(opts = {}) {
         ['nginx', () => ensureNginx(bins)],
       ]);
       if (!infraOnly) {
+        // In parallel, except that a service waits for those it is `after` (their migrations).
+        const starting = new Map();
+        const startAfter = async (s) => {
+          await Promise.all(s.after.map((name) => starting.get(name)));
+          return ensureService(s, { restart: restartServices });
+        };
         Object.assign(
           out,
           await settle(
             stackServices.map((s) => [
               s.name,
-              () => ensureService(s, { restart: restartServices }),
+              () => {
+                const started = startAfter(s);
+                starting.set(s.name, started);
+                return started;
+              },
             ]),
           ),
         );

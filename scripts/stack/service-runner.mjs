@@ -67,6 +67,12 @@ export function stackVariables(name) {
   if (service.database) vars.DATABASE_URL = databaseUrl(service.database);
   if (auth) vars.AUTH_JWKS_URL = `${auth.url}/.well-known/jwks.json`;
   for (const s of stackServices) vars[`SERVICE_URL_${envName(s.name)}`] = s.url;
+  // The services the contacts service asks for a Contact's export and erasure: those that hold
+  // data about Contacts and are built (one that is not would make every export a 503).
+  vars.CONTACT_DATA_SERVICES = stackServices
+    .filter((s) => s.holdsContactData && exists(s.entryPath))
+    .map((s) => s.url)
+    .join(',');
   if (!process.env.OTEL_EXPORTER_OTLP_ENDPOINT) vars.OTEL_SDK_DISABLED = 'true';
   return vars;
 }

@@ -8,6 +8,11 @@
 //   `nodeArgs`: extra `node` arguments before the entry, e.g. ['--import', '@herald/telemetry/register']
 //             (resolved from the service's package folder, which is its working directory).
 //   `topics`: Kafka topics the stack creates if missing: [{name, partitions?, config?: {k: v}}].
+//   `holdsContactData`: the service holds data about Contacts and answers the internal export and
+//             erase routes (docs/contacts.md); the contacts service gets the base URLs of those
+//             that are built in CONTACT_DATA_SERVICES.
+//   `after`: names of services earlier in the registry whose start (migration included) this one
+//             waits for; the others start in parallel.
 //   `secrets`: the stack's secrets this service gets as environment variables, by name, from
 //             ADMIN_TOKEN (the operator token; services with /admin routes),
 //             SERVICE_TOKEN (opens and calls the /internal routes between services) and
@@ -51,17 +56,18 @@ export const services = [
     migrate: 'services/events/dist/migrate.js',
     nodeArgs: ['--import', '@herald/telemetry/register'],
     secrets: ['ADMIN_TOKEN', 'SERVICE_TOKEN'],
-    routes: [
-      { prefix: '/v1/events/' },
-      { regex: '^/admin/v1/tenants/[^/]+/event-names/?$' },
-    ],
+    holdsContactData: true,
+    routes: [{ prefix: '/v1/events/' }, { regex: '^/admin/v1/tenants/[^/]+/event-names/?$' }],
   },
   {
-    // The events outbox relay: its own process (its own Deployment), publishing to Kafka.
+    // The events outbox relay: its own process (its own Deployment), publishing to Kafka. It has
+    // no migration and no routes: it starts once events has migrated herald_events, and only
+    // answers its probes (/healthz, /readyz) on its port.
     name: 'events-relay',
     port: 18085,
     database: 'herald_events',
     entry: 'services/events/dist/relay.js',
     nodeArgs: ['--import', '@herald/telemetry/register'],
+    after: ['events'],
   },
 ];

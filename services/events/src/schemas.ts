@@ -13,12 +13,19 @@ const text = (max: number) =>
  * RFC 3339 with an explicit offset (`Z` or `+hh:mm`); impossible dates (February 30, hour 25)
  * fail the format or the round trip through Date.
  */
-export const occurredAt = z.iso.datetime({ offset: true }).refine((value) => {
-  const [date] = value.split('T') as [string];
-  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
-  const probe = new Date(Date.UTC(y, m - 1, d));
-  return probe.getUTCFullYear() === y && probe.getUTCMonth() === m - 1 && probe.getUTCDate() === d;
-}, 'must be a real RFC 3339 date-time');
+export const occurredAt = z.iso
+  .datetime({
+    offset: true,
+    error: 'must be an RFC 3339 date-time with an offset, e.g. 2026-03-04T05:06:07.123Z',
+  })
+  .refine((value) => {
+    const [date] = value.split('T') as [string];
+    const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+    const probe = new Date(Date.UTC(y, m - 1, d));
+    return (
+      probe.getUTCFullYear() === y && probe.getUTCMonth() === m - 1 && probe.getUTCDate() === d
+    );
+  }, 'must be a real RFC 3339 date-time');
 
 function storableDeep(value: unknown): boolean {
   if (typeof value === 'string') return storable(value);

@@ -1,0 +1,254 @@
+// 400 validation_error for every decisions A rule on Events (spec 4.4, 7): the message names the
+// first invalid Event's index and field, and nothing of the request is recorded.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startEventsService, storedState, type TestEventsService } from './support.js';
+
+let svc: TestEventsService;
+let tenantId: string;
+let token: string;
+let contactId: string;
+beforeAll(async () => {
+  svc = await startEventsService();
+  ({ tenantId, token } = svc.newTenant());
+  contactId = (await svc.contacts.createContact(tenantId, { externalId: 'user-1' })).id;
+  await svc.contacts.createOrganization(tenantId, 'acme');
+});
+afterAll(() => svc.close());
+
+const valid = () => ({
+  contactId,
+  eventName: 'valid',
+  occurredAt: '2026-03-04T05:06:07.123Z',
+  dedupKey: `valid-${Math.random()}`,
+  properties: { ok: true },
+});
+
+async function expectNothingRecorded() {
+  const state = await storedState(svc.pool, tenantId);
+  expect(state).toStrictEqual({ events: [], claims: [], names: [], outbox: [] });
+}
+
+async function expect400(route: string, body: unknown, message: string | RegExp) {
+  const res = await svc.record(route, token, body);
+  const answer = await res.json();
+  expect({ status: res.status, code: answer.code }).toStrictEqual({
+    status: 400,
+    code: 'validation_error',
+  });
+  if (typeof message === 'string') expect(answer.message).toBe(message);
+  else expect(answer.message).toMatch(message);
+  await expectNothingRecorded();
+  return answer.message as string;
+}
+
+const OVER_32_KIB = { blob: 'x'.repeat(32 * 1024) };
+const AT_32_KIB = { b: 'x'.repeat(32 * 1024 - '{"b":""}'.length) };
+
+/** [what, the invalid change to a valid Event, the field the message names, its text]. */
+const RULES: Array<[string, Record<string, unknown>, string, RegExp]> = [
+  ['occurredAt is missing', { occurredAt: undefined }, 'occurredAt', /^is required$/],
+  [
+    'occurredAt has no offset',
+    { occurredAt: '2026-03-04T05:06:07' },
+    'occurredAt',
+    /^must be an RFC 3339 date-time with an offset, e.g. 2026-03-04T05:06:07.123Z$/,
+  ],
+  ['occurredAt is a date only', { occurredAt: '2026-03-04' }, 'occurredAt', /date/i],
+  ['occurredAt is February 30', { occurredAt: '2026-02-30T00:00:00Z' }, 'occurredAt', /date/i],
+  [
+    'occurredAt is February 29 of a common year',
+    { occurredAt: '2026-02-29T00:00:00Z' },
+    'occurredAt',
+    /date/i,
+  ],
+  ['occurredAt has hour 25', { occurredAt: '2026-03-04T25:00:00Z' }, 'occurredAt', /date/i],
+  ['occurredAt has minute 61', { occurredAt: '2026-03-04T05:61:00Z' }, 'occurredAt', /date/i],
+  [
+    'occurredAt has an offset of +25:00',
+    { occurredAt: '2026-03-04T05:06:07+25:00' },
+    'occurredAt',
+    /date/i,
+  ],
+  ['occurredAt is not a date at all', { occurredAt: 'yesterday' }, 'occurredAt', /date/i],
+  [
+    'occurredAt is a number',
+    { occurredAt: 1772600767123 },
+    'occurredAt',
+    /^must be an RFC 3339 date-time with an offset/,
+  ],
+  ['eventName is missing', { eventName: undefined }, 'eventName', /^is required$/],
+  ['eventName is empty', { eventName: '' }, 'eventName', />=1/],
+  ['eventName has 256 characters', { eventName: 'e'.repeat(256) }, 'eventName', /<=255/],
+  ['eventName is a number', { eventName: 42 }, 'eventName', /expected string, received number/],
+  ['eventName holds U+0000', { eventName: 'a\u0000b' }, 'eventName', /U\+0000/],
+  ['dedupKey is empty', { dedupKey: '' }, 'dedupKey', />=1/],
+  ['dedupKey has 256 characters', { dedupKey: 'k'.repeat(256) }, 'dedupKey', /<=255/],
+  ['dedupKey is a number', { dedupKey: 7 }, 'dedupKey', /expected string/],
+  ['dedupKey is null', { dedupKey: null }, 'dedupKey', /expected string, received null/],
+  [
+    'properties is an array',
+    { properties: [1, 2] },
+    'properties',
+    /expected record, received array/,
+  ],
+  ['properties is null', { properties: null }, 'properties', /expected record, received null/],
+  ['properties is a string', { properties: '{"a":1}' }, 'properties', /expected record/],
+  ['properties is over 32 KiB', { properties: OVER_32_KIB }, 'properties', /at most 32768 bytes/],
+  [
+    'properties holds U+0000 in a value',
+    { properties: { a: { b: ['x\u0000'] } } },
+    'properties',
+    /U\+0000/,
+  ],
+  ['properties holds U+0000 in a key', { properties: { 'a\u0000': 1 } }, 'properties', /U\+0000/],
+  [
+    'organizationExternalId is a number',
+    { organizationExternalId: 5 },
+    'organizationExternalId',
+    /expected string/,
+  ],
+  [
+    'organizationExternalId is empty',
+    { organizationExternalId: '' },
+    'organizationExternalId',
+    />=1/,
+  ],
+  ['contactId is missing', { contactId: undefined }, 'contactId', /^is required$/],
+  ['contactId is a number', { contactId: 12 }, 'contactId', /expected string, received number/],
+  ['contactId is an object', { contactId: { id: 'x' } }, 'contactId', /expected string/],
+];
+
+describe('one Event object', () => {
+  it.each(RULES)(
+    'when %s, then 400 naming event.<field> and nothing recorded',
+    async (_what, change, field, text) => {
+      const message = await expect400(
+        'by-contact-id',
+        { ...valid(), ...change },
+        new RegExp(`^event\\.${field}: `),
+      );
+      expect(message.slice(`event.${field}: `.length)).toMatch(text);
+    },
+  );
+});
+
+describe('an array of Events', () => {
+  it.each(RULES)(
+    'when events[3] has %s, then 400 naming events[3].<field> and nothing recorded',
+    async (_what, change, field, text) => {
+      const body = [valid(), valid(), valid(), { ...valid(), ...change }, valid()];
+
+      const message = await expect400(
+        'by-contact-id',
+        body,
+        new RegExp(`^events\\[3\\]\\.${field}: `),
+      );
+      expect(message.slice(`events[3].${field}: `.length)).toMatch(text);
+    },
+  );
+
+  it('when several Events are invalid, then the message names the first one', async () => {
+    const body = [valid(), { ...valid(), eventName: '' }, { ...valid(), occurredAt: 'x' }];
+
+    await expect400('by-contact-id', body, /^events\[1\]\.eventName: /);
+  });
+
+  it('when one Event has several invalid fields, then the message names one of them', async () => {
+    await expect400(
+      'by-contact-id',
+      [{ contactId }],
+      /^events\[0\]\.(eventName|occurredAt): is required$/,
+    );
+  });
+
+  it('when the array is empty, then 400 naming the count', async () => {
+    await expect400('by-contact-id', [], 'events: must hold 1 to 1000 Event objects; got 0');
+  });
+
+  it('when the array holds 1,001 Events, then 400 and none of them is recorded', async () => {
+    const body = Array.from({ length: 1001 }, () => ({ ...valid(), dedupKey: undefined }));
+
+    await expect400('by-contact-id', body, 'events: must hold 1 to 1000 Event objects; got 1001');
+  });
+
+  it.each([
+    ['a string', 'event'],
+    ['null', null],
+    ['a number', 3],
+    ['an array', [valid()]],
+  ])('when an element is %s, then 400 naming it', async (_what, element) => {
+    await expect400('by-contact-id', [valid(), element], 'events[1]: must be an Event object');
+  });
+});
+
+describe('a body that is neither', () => {
+  it.each([
+    ['a string', '"hello"'],
+    ['a number', '42'],
+    ['null', 'null'],
+    ['true', 'true'],
+  ])('when the body is %s, then 400 body: ...', async (_what, rawBody) => {
+    const res = await svc.request('POST', '/v1/events/by-contact-id', {
+      token,
+      rawBody,
+      headers: { 'content-type': 'application/json' },
+    });
+
+    expect(res.status).toBe(400);
+    expect(await res.json()).toStrictEqual({
+      code: 'validation_error',
+      message: 'body: must be an Event object or an array of 1 to 1000 Event objects',
+    });
+    await expectNothingRecorded();
+  });
+});
+
+describe("each route's required identity", () => {
+  const common = { eventName: 'x', occurredAt: '2026-03-04T05:06:07Z' };
+
+  it.each([
+    ['by-contact-id', 'contactId', { contactExternalId: 'user-1', contactEmail: 'a@example.com' }],
+    ['by-external-id', 'contactExternalId', { contactId, contactEmail: 'a@example.com' }],
+    ['by-email', 'contactEmail', { contactId, contactExternalId: 'user-1' }],
+    ['by-organization', 'organizationExternalId', { contactId }],
+  ])(
+    'when %s gets an Event without %s (other routes\u2019 fields do not count), then 400',
+    async (route, field, others) => {
+      await expect400(route, { ...common, ...others }, `event.${field}: is required`);
+      await expect400(route, [{ ...common, ...others }], `events[0].${field}: is required`);
+    },
+  );
+
+  it.each([
+    ['by-external-id', { contactExternalId: 'e'.repeat(256) }, 'contactExternalId'],
+    ['by-email', { contactEmail: 'e'.repeat(255) }, 'contactEmail'],
+    ['by-organization', { organizationExternalId: 'o'.repeat(256) }, 'organizationExternalId'],
+    ['by-external-id', { contactExternalId: 12 }, 'contactExternalId'],
+    ['by-email', { contactEmail: ['a@example.com'] }, 'contactEmail'],
+  ])(
+    'when %s gets an identity field that is too long or of the wrong type, then 400 naming it',
+    async (route, identity, field) => {
+      await expect400(route, { ...common, ...identity }, new RegExp(`^event\\.${field}: `));
+    },
+  );
+});
+
+describe('the limits themselves are accepted', () => {
+  it('when eventName and dedupKey have 255 characters and properties exactly 32 KiB, then 202', async () => {
+    const { tenantId: own, token: ownToken } = svc.newTenant();
+    const contact = await svc.contacts.createContact(own, { externalId: 'limits' });
+    expect(Buffer.byteLength(JSON.stringify(AT_32_KIB))).toBe(32 * 1024);
+
+    const res = await svc.record('by-contact-id', ownToken, {
+      contactId: contact.id,
+      eventName: 'e'.repeat(255),
+      dedupKey: 'k'.repeat(255),
+      occurredAt: '2026-03-04T05:06:07+14:00',
+      properties: AT_32_KIB,
+    });
+
+    expect(res.status).toBe(202);
+    const { events } = await storedState(svc.pool, own);
+    expect(events[0]!.properties).toBe(JSON.stringify(AT_32_KIB));
+  });
+});

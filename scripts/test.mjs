@@ -17,6 +17,8 @@ import {
 } from './stack/index.mjs';
 
 const resultsDir = path.join(dataDir, 'test-results');
+/** Runs after every other package, alone (see below). */
+const RESILIENCE = '@herald/resilience';
 const started = Date.now();
 
 function run(command, args, env = process.env) {
@@ -56,22 +58,16 @@ try {
     KAFKA_BROKERS: kafkaBrokers,
     AUTH_JWKS_URL: `${serviceUrl('auth')}/.well-known/jwks.json`,
   };
-  const checks = run('npm', ['run', '-s', 'lint:root'], env) && run('node', ['scripts/openapi.mjs', '--check'], env);
-  const packages = run(
-    'npx',
-    [
-      'turbo',
-      'run',
-      'lint',
-      'typecheck',
-      'test',
-      '--continue',
-      '--concurrency=3',
-      '--output-logs=new-only',
-    ],
-    env,
-  );
-  ok = checks && packages;
+  const checks =
+    run('npm', ['run', '-s', 'lint:root'], env) &&
+    run('node', ['scripts/openapi.mjs', '--check'], env);
+  const turbo = (...args) =>
+    run('npx', ['turbo', 'run', 'lint', 'typecheck', 'test', '--continue', ...args], env);
+  const packages = turbo('--concurrency=3', '--output-logs=new-only', `--filter=!${RESILIENCE}`);
+  // The resilience tests stop and start shared infrastructure (Kafka, Redis): nothing else may
+  // run meanwhile, so they come last, alone, one task at a time. They count in the closing line.
+  const resilience = turbo('--concurrency=1', '--output-logs=new-only', `--filter=${RESILIENCE}`);
+  ok = checks && packages && resilience;
 } finally {
   if (startedComponents.length > 0) await down({ only: startedComponents, quiet: true });
 }

@@ -6,9 +6,10 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { dataDir, down, ingressUrl, up } from './stack/index.mjs';
 import { repoRoot } from './stack/config.mjs';
+import * as events from './bench/events.mjs';
 import * as tokenExchange from './bench/token-exchange.mjs';
 
-const benchmarks = [tokenExchange];
+const benchmarks = [tokenExchange, events];
 
 const { values, positionals } = parseArgs({
   options: {

@@ -24,8 +24,13 @@ export interface DedupCache {
 
 export interface RedisDedupCacheOptions {
   logger: Logger;
-  /** A Redis call slower than this is given up on (PostgreSQL decides). Default 250 ms. */
+  /** A Redis call slower than this is given up on (PostgreSQL decides). Default 100 ms. */
   timeoutMs?: number;
+  /**
+   * After a failure, Redis is left alone this long (PostgreSQL decides alone), so that a Redis
+   * that hangs costs one timeout per this period rather than one per request. Default 5 s.
+   */
+  cooldownMs?: number;
   /** At most one log line per this many ms about Redis failing. Default one minute. */
   logIntervalMs?: number;
 }
@@ -33,16 +38,20 @@ export interface RedisDedupCacheOptions {
 const dedupKey = (tenantId: string, key: string) => taggedKey('dedup', tenantId, key);
 
 export function redisDedupCache(redis: Redis, options: RedisDedupCacheOptions): DedupCache {
-  const { logger, timeoutMs = 250, logIntervalMs = 60_000 } = options;
+  const { logger, timeoutMs = 100, cooldownMs = 5_000, logIntervalMs = 60_000 } = options;
   const redisErrors = meter('herald.events').createCounter('dedup.redis_errors', {
     unit: '{error}',
     description: 'Dedup fast-path calls to Redis that failed or timed out (PostgreSQL decided)',
   });
   let lastLoggedAt = -Infinity;
+  let resting = -Infinity;
+
+  const usable = () => performance.now() >= resting;
 
   function failed(operation: string, err: unknown): void {
     redisErrors.add(1, { operation });
     const now = performance.now();
+    resting = now + cooldownMs;
     if (now - lastLoggedAt < logIntervalMs) return;
     lastLoggedAt = now;
     logger.warn(
@@ -68,7 +77,7 @@ export function redisDedupCache(redis: Redis, options: RedisDedupCacheOptions): 
 
   return {
     async claimed(tenantId, dedupKeys) {
-      if (dedupKeys.length === 0) return new Set();
+      if (dedupKeys.length === 0 || !usable()) return new Set();
       try {
         // One MGET: every key of a Tenant shares its hash tag, so one Cluster slot.
         const values = await bounded(() => redis.mGet(dedupKeys.map((k) => dedupKey(tenantId, k))));
@@ -81,7 +90,7 @@ export function redisDedupCache(redis: Redis, options: RedisDedupCacheOptions): 
 
     async remember(tenantId, claims) {
       const live = claims.filter((c) => c.remainingMs >= 1);
-      if (live.length === 0) return;
+      if (live.length === 0 || !usable()) return;
       try {
         // Issued in one tick: the client pipelines them.
         await bounded(() =>

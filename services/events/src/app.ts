@@ -6,6 +6,7 @@ import type { Redis } from '@herald/redis';
 import { DEDUP_WINDOW_SECONDS } from './data/dedup-pruning.js';
 import { redisDedupCache } from './domain/dedup-cache.js';
 import type { IdentityResolver } from './domain/identities.js';
+import { recordingMetrics } from './domain/record-events.js';
 import { mountAdminRoutes } from './routes/admin.js';
 import { mountEventRoutes } from './routes/events.js';
 import { mountInternalRoutes } from './routes/internal.js';
@@ -34,6 +35,7 @@ export function createApp(deps: EventsAppDeps): Express {
     resolveIdentities: deps.resolveIdentities,
     dedupCache: redisDedupCache(deps.redis, { logger: deps.logger }),
     dedupWindowMs: deps.dedupWindowMs ?? DEDUP_WINDOW_SECONDS * 1000,
+    metrics: recordingMetrics(),
   };
   return createHttpApp({
     logger: deps.logger,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Pool, type PoolClient } from '@herald/db';
 import { enqueue } from '@herald/outbox';
-import { meter, withSpan } from '@herald/telemetry';
+import { meter, withSpan, type Counter } from '@herald/telemetry';
 import { claimDedupKeys } from '../data/dedup-claims.js';
 import { catalogEventNames } from '../data/event-names-repository.js';
 import { insertEvents, type NewEvent } from '../data/events-repository.js';
@@ -23,6 +23,28 @@ export interface RecordingDeps {
   dedupCache: DedupCache;
   /** decisions C.2: 60 s. Shorter only in tests. */
   dedupWindowMs: number;
+  metrics: RecordingMetrics;
+}
+
+/** Domain facts, by route (never by Tenant or anything personal). */
+export interface RecordingMetrics {
+  accepted: Counter;
+  recorded: Counter;
+}
+
+/** Made when the app is built, from the meter provider registered by then. */
+export function recordingMetrics(): RecordingMetrics {
+  const m = meter('herald.events');
+  return {
+    accepted: m.createCounter('events.accepted', {
+      unit: '{event}',
+      description: 'Event objects in requests answered 202, duplicates included',
+    }),
+    recorded: m.createCounter('events.recorded', {
+      unit: '{event}',
+      description: 'Events written (and announced); duplicates are not',
+    }),
+  };
 }
 
 export interface RecordingOutcome {
@@ -38,16 +60,6 @@ interface ResolvedEvent {
   event: EventInput;
   contactId: string | null;
 }
-
-const eventsMeter = meter('herald.events');
-const acceptedCounter = eventsMeter.createCounter('events.accepted', {
-  unit: '{event}',
-  description: 'Event objects in requests answered 202, duplicates included',
-});
-const recordedCounter = eventsMeter.createCounter('events.recorded', {
-  unit: '{event}',
-  description: 'Events written (and announced), duplicates not included',
-});
 
 // A deadlock or serialization failure aborts the whole transaction, which can simply run again.
 const RETRYABLE = new Set(['40P01', '40001']);
@@ -220,8 +232,8 @@ export function recordEvents(
         );
       }
       span.setAttribute('herald.recorded_count', recorded);
-      acceptedCounter.add(events.length, { route });
-      recordedCounter.add(recorded, { route });
+      deps.metrics.accepted.add(events.length, { route });
+      deps.metrics.recorded.add(recorded, { route });
       return { accepted: events.length, recorded };
     },
   );

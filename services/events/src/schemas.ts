@@ -36,12 +36,22 @@ function storableDeep(value: unknown): boolean {
   return true;
 }
 
+const fitsSize = (value: unknown) =>
+  Buffer.byteLength(JSON.stringify(value)) <= MAX_PROPERTIES_BYTES;
+const sizeMessage = `must be at most ${MAX_PROPERTIES_BYTES} bytes as JSON`;
+
 export const properties = z
   .record(z.string(), z.unknown())
-  .refine(
-    (value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_PROPERTIES_BYTES,
-    `must be at most ${MAX_PROPERTIES_BYTES} bytes as JSON`,
-  )
+  .refine(fitsSize, sizeMessage)
+  .refine(storableDeep, 'must not contain U+0000');
+
+/**
+ * The same limits over the properties object exactly as parsed from the body, whose every key is
+ * stored: zod's copy above leaves out a `__proto__` key.
+ */
+export const propertiesAsSent = z
+  .unknown()
+  .refine(fitsSize, sizeMessage)
   .refine(storableDeep, 'must not contain U+0000');
 
 /** Fields every route accepts; each route adds its own identity (decisions B.4). */

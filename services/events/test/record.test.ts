@@ -285,6 +285,23 @@ describe('what every route stores', () => {
     expect(JSON.parse(outbox[0]!.value).properties).toStrictEqual(properties);
   });
 
+  it('when properties hold a key JavaScript treats specially (__proto__), then it is kept as sent', async () => {
+    const { tenantId, token, contact } = await tenantWithContact();
+    const rawBody = `{"contactId":"${contact.id}","eventName":"x","occurredAt":"${OCCURRED}","properties":{"__proto__":{"admin":true},"constructor":1}}`;
+
+    const res = await svc.request('POST', '/v1/events/by-contact-id', {
+      token,
+      rawBody,
+      headers: { 'content-type': 'application/json' },
+    });
+
+    expect(res.status).toBe(202);
+    const { events, outbox } = await storedState(svc.pool, tenantId);
+    expect(events[0]!.properties).toBe('{"__proto__":{"admin":true},"constructor":1}');
+    expect(outbox[0]!.value).toContain('"properties":{"__proto__":{"admin":true},"constructor":1}');
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+
   it('when an Event carries fields of other routes or unknown fields, then they are ignored and not stored', async () => {
     const { tenantId, token, contact } = await tenantWithContact();
 

@@ -102,6 +102,18 @@ const RULES: Array<[string, Record<string, unknown>, string, RegExp]> = [
   ],
   ['properties holds U+0000 in a key', { properties: { 'a\u0000': 1 } }, 'properties', /U\+0000/],
   [
+    'properties hold U+0000 under a __proto__ key',
+    { properties: JSON.parse('{"__proto__":{"a":"x\\u0000"}}') },
+    'properties',
+    /U\+0000/,
+  ],
+  [
+    'properties are over 32 KiB under a __proto__ key',
+    { properties: JSON.parse(`{"__proto__":${JSON.stringify(OVER_32_KIB)}}`) },
+    'properties',
+    /at most 32768 bytes/,
+  ],
+  [
     'organizationExternalId is a number',
     { organizationExternalId: 5 },
     'organizationExternalId',

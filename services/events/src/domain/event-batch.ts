@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { errors } from '@herald/errors';
 import { formatPath } from '@herald/http';
 import {
@@ -7,6 +7,7 @@ import {
   byExternalIdEvent,
   byOrganizationEvent,
   MAX_EVENTS_PER_REQUEST,
+  propertiesAsSent,
 } from '../schemas.js';
 
 /**
@@ -37,6 +38,8 @@ export interface EventInput {
   contactEmail?: string | undefined;
 }
 
+const propertiesAsSentOfEvent = z.object({ properties: propertiesAsSent });
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
@@ -61,6 +64,13 @@ function parseEvent(route: EventRoute, input: unknown, where: string): EventInpu
   if (!isObject(input)) throw errors.validation(`${where}: must be an Event object`);
   const result = EVENT_ROUTES[route].safeParse(input);
   if (!result.success) invalidEvent(where, input, result.error);
+  // The properties object exactly as parsed from the body is what is stored: zod's copy would
+  // drop a key such as `__proto__`, which JSON allows. The limits are checked over it too.
+  if (result.data.properties !== undefined) {
+    const asSent = propertiesAsSentOfEvent.safeParse({ properties: input.properties });
+    if (!asSent.success) invalidEvent(where, input, asSent.error);
+    result.data.properties = input.properties as Record<string, unknown>;
+  }
   return result.data;
 }
 

@@ -7,7 +7,9 @@ import { repoRoot } from './stack/config.mjs';
 import { services } from './stack/services.mjs';
 
 const target = path.join(repoRoot, 'docs', 'openapi.json');
-const { buildOpenApi } = await import(pathToFileURL(path.join(repoRoot, 'libs/http/dist/index.js')).href);
+const { buildOpenApi } = await import(
+  pathToFileURL(path.join(repoRoot, 'libs/http/dist/index.js')).href
+);
 
 const operations = [];
 for (const service of services) {

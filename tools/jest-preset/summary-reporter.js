@@ -16,7 +16,6 @@ export default class SummaryReporter {
         passed: results.numPassedTests,
         failed: results.numFailedTests + results.numRuntimeErrorTestSuites,
         skipped: results.numPendingTests + results.numTodoTests,
-        success: results.success,
       }),
     );
   }

@@ -3,6 +3,7 @@
 // 405, 413, Content-Type).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { eventRecordedMessage, TOPICS } from '@herald/messages';
+import { contactLockKey } from '../src/data/contact-locks.js';
 import {
   startEventsService,
   storedState,
@@ -523,6 +524,30 @@ describe('edge statuses', () => {
 
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ code: 'validation_error' });
+  });
+
+  it("when recording waits too long for a Contact's lock (an erasure running long), then 503 with Retry-After and nothing recorded", async () => {
+    const slow = await startEventsService({ statementTimeoutMs: 300 });
+    const { tenantId, token } = slow.newTenant();
+    const contact = await slow.contacts.createContact(tenantId, { externalId: 'busy' });
+    const erasure = await slow.pool.connect();
+    try {
+      await erasure.query('begin');
+      await erasure.query('select pg_advisory_xact_lock($1::bigint)', [
+        contactLockKey(tenantId, contact.id),
+      ]);
+
+      const res = await slow.record('by-contact-id', token, { ...event, contactId: contact.id });
+
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBeTruthy();
+      expect(await res.json()).toMatchObject({ code: 'service_unavailable' });
+      expect((await storedState(slow.pool, tenantId)).events).toEqual([]);
+    } finally {
+      await erasure.query('rollback');
+      erasure.release();
+      await slow.close();
+    }
   });
 
   it('when a caller sends X-Request-Id, then it is echoed', async () => {

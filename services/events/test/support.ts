@@ -177,6 +177,8 @@ export interface StartOptions {
   /** Any other app dependency (or one added later), passed to createApp as given. */
   deps?: Partial<EventsAppDeps> & Record<string, unknown>;
   poolMax?: number;
+  /** The pool's statement timeout; default the service's 10 s. */
+  statementTimeoutMs?: number;
   /**
    * Another disposable database (name starting with `herald_events_test`) for a test file that
    * runs an outbox relay, which publishes and deletes the outbox rows other files read.
@@ -317,6 +319,9 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
     connectionString: `${SERVER_URL}/${database}`,
     applicationName: 'events-service-test',
     max: options.poolMax ?? 10,
+    ...(options.statementTimeoutMs === undefined
+      ? {}
+      : { statementTimeoutMillis: options.statementTimeoutMs }),
   });
   const redis = createRedis({ url: options.redisUrl ?? REDIS_URL });
   if (options.redisUrl === undefined) await waitForRedis(redis);

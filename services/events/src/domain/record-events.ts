@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Pool, type PoolClient } from '@herald/db';
+import { errors } from '@herald/errors';
 import { enqueue } from '@herald/outbox';
 import { meter, withSpan, type Counter } from '@herald/telemetry';
 import { claimDedupKeys } from '../data/dedup-claims.js';
@@ -65,12 +66,18 @@ interface ResolvedEvent {
 const RETRYABLE = new Set(['40P01', '40001']);
 const ATTEMPTS = 3;
 
+// The statement timeout: e.g. waiting on the lock of a Contact whose erasure runs long.
+const QUERY_CANCELED = '57014';
+
 async function retrying<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await withTransaction(pool, fn);
     } catch (err) {
       const code = (err as { code?: unknown }).code;
+      if (code === QUERY_CANCELED) {
+        throw errors.unavailable('recording took too long; nothing was recorded; retry later', err);
+      }
       if (attempt >= ATTEMPTS || typeof code !== 'string' || !RETRYABLE.has(code)) throw err;
     }
   }

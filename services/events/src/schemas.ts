@@ -21,7 +21,9 @@ export const occurredAt = z.iso
   .refine((value) => {
     const [date] = value.split('T') as [string];
     const [y, m, d] = date.split('-').map(Number) as [number, number, number];
-    const probe = new Date(Date.UTC(y, m - 1, d));
+    // setUTCFullYear, not Date.UTC: that one reads years 0..99 as 1900..1999.
+    const probe = new Date(0);
+    probe.setUTCFullYear(y, m - 1, d);
     return (
       probe.getUTCFullYear() === y && probe.getUTCMonth() === m - 1 && probe.getUTCDate() === d
     );

@@ -250,6 +250,7 @@ describe('what every route stores', () => {
     ['2026-03-04T05:06:07.123456Z', '2026-03-04T05:06:07.123Z'],
     ['2026-03-03T23:36:07.5-05:30', '2026-03-04T05:06:07.500Z'],
     ['2024-02-29T00:00:00Z', '2024-02-29T00:00:00.000Z'],
+    ['0050-06-01T00:00:00Z', '0050-06-01T00:00:00.000Z'],
   ])('when occurredAt is %s, then it is stored as %s (UTC, milliseconds)', async (sent, stored) => {
     const { tenantId, token, contact } = await tenantWithContact();
 

@@ -9,15 +9,25 @@ const storable = (s: string) => !s.includes('\u0000');
 const text = (max: number) =>
   z.string().min(1).max(max).refine(storable, 'must not contain U+0000');
 
+const OCCURRED_AT_FORMAT =
+  'must be an RFC 3339 date-time with an offset, e.g. 2026-03-04T05:06:07.123Z';
+
 /**
  * RFC 3339 with an explicit offset (`Z` or `+hh:mm`); impossible dates (February 30, hour 25)
- * fail the format or the round trip through Date.
+ * fail the format or the round trip through Date. RFC 3339 §5.6 allows a lower-case `t` and `z`:
+ * the value is upper-cased first (nothing else in it has a case). The OpenAPI document shows the
+ * input: a string of format `date-time` (which allows the lower case too).
  */
-export const occurredAt = z.iso
-  .datetime({
-    offset: true,
-    error: 'must be an RFC 3339 date-time with an offset, e.g. 2026-03-04T05:06:07.123Z',
-  })
+export const occurredAt = z
+  .string({ error: OCCURRED_AT_FORMAT })
+  .meta({ format: 'date-time' })
+  .transform((value) => value.toUpperCase())
+  .pipe(
+    z.iso.datetime({
+      offset: true,
+      error: OCCURRED_AT_FORMAT,
+    }),
+  )
   .refine((value) => {
     const [date] = value.split('T') as [string];
     const [y, m, d] = date.split('-').map(Number) as [number, number, number];

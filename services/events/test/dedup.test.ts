@@ -3,7 +3,6 @@
 // committed claims to spare PostgreSQL the certain duplicates.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { taggedKey } from '@herald/redis';
 import {
   startEventsService,
   storedState,
@@ -11,6 +10,7 @@ import {
   type TestContact,
   type TestEventsService,
 } from './support.js';
+import { dedupCacheKey, hashDedupKey } from '../src/domain/dedup-key.js';
 
 let svc: TestEventsService;
 beforeAll(async () => {
@@ -39,7 +39,7 @@ const event = (contactId: string, dedupKey: string | undefined, eventName = 'x')
 });
 
 const cached = (service: TestEventsService, tenantId: string, key: string) =>
-  service.redis.get(taggedKey('dedup', tenantId, key));
+  service.redis.get(dedupCacheKey(tenantId, key));
 
 describe('inside one request', () => {
   it('when one dedupKey appears three times, then the first Event is recorded once and accepted counts all three', async () => {
@@ -60,7 +60,9 @@ describe('inside one request', () => {
       ['no_key', null, null],
     ]);
     const first = events.find((e) => e.event_name === 'first')!;
-    expect(claims).toEqual([{ dedup_key: 'k', event_id: first.id, claimed_at: expect.any(Date) }]);
+    expect(claims).toEqual([
+      { dedup_key: hashDedupKey('k'), event_id: first.id, claimed_at: expect.any(Date) },
+    ]);
     expect(outbox).toHaveLength(2);
     // A duplicate's name was not recorded, so it is not cataloged either.
     expect(names.map((n) => n.name)).toEqual(['first', 'no_key']);
@@ -92,7 +94,9 @@ describe('across requests', () => {
     expect(await again.json()).toStrictEqual({ accepted: 2 });
     const { events, claims } = await storedState(svc.pool, tenantId);
     expect(events.map((e) => e.dedup_key).sort()).toEqual(['order-1', 'order-2']);
-    expect(claims.map((c) => c.dedup_key)).toEqual(['order-1', 'order-2']);
+    expect(claims.map((c) => c.dedup_key).sort()).toEqual(
+      ['order-1', 'order-2'].map(hashDedupKey).sort(),
+    );
   });
 
   it('when the same dedupKey comes through different routes, then it is recorded once (per Tenant, across routes)', async () => {
@@ -145,7 +149,7 @@ describe('across requests', () => {
 
     const { events } = await storedState(svc.pool, tenantId);
     expect(await cached(svc, tenantId, 'remembered')).toBe(events[0]!.id);
-    const ttl = await svc.redis.pTTL(taggedKey('dedup', tenantId, 'remembered'));
+    const ttl = await svc.redis.pTTL(dedupCacheKey(tenantId, 'remembered'));
     expect(ttl).toBeGreaterThan(55_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
   });
@@ -153,7 +157,7 @@ describe('across requests', () => {
   it('when the fast path lost the key, then PostgreSQL still knows the duplicate', async () => {
     const { tenantId, token, contact } = await tenantWithContact();
     await svc.record('by-contact-id', token, event(contact.id, 'k'));
-    await svc.redis.del(taggedKey('dedup', tenantId, 'k'));
+    await svc.redis.del(dedupCacheKey(tenantId, 'k'));
 
     const res = await svc.record('by-contact-id', token, event(contact.id, 'k'));
 
@@ -164,7 +168,7 @@ describe('across requests', () => {
   it('when the fast path knows the key, then the Event is skipped without asking PostgreSQL', async () => {
     const { tenantId, token, contact } = await tenantWithContact();
     // Only committed claims are ever written there; this one stands for such a claim.
-    await svc.redis.set(taggedKey('dedup', tenantId, 'known'), randomUUID(), {
+    await svc.redis.set(dedupCacheKey(tenantId, 'known'), randomUUID(), {
       expiration: { type: 'PX', value: 10_000 },
     });
 
@@ -176,7 +180,7 @@ describe('across requests', () => {
     expect(await res.json()).toStrictEqual({ accepted: 2 });
     const { events, claims } = await storedState(svc.pool, tenantId);
     expect(events.map((e) => e.dedup_key)).toEqual(['new']);
-    expect(claims.map((c) => c.dedup_key)).toEqual(['new']);
+    expect(claims.map((c) => c.dedup_key)).toEqual([hashDedupKey('new')]);
   });
 });
 
@@ -188,7 +192,7 @@ describe('the 60 s window', () => {
       `update dedup_claims set claimed_at = claimed_at - interval '61 seconds' where tenant_id = $1`,
       [tenantId],
     );
-    await svc.redis.del(taggedKey('dedup', tenantId, 'k'));
+    await svc.redis.del(dedupCacheKey(tenantId, 'k'));
 
     const res = await svc.record('by-contact-id', token, event(contact.id, 'k', 'second'));
 
@@ -197,7 +201,9 @@ describe('the 60 s window', () => {
     expect(events.map((e) => e.event_name).sort()).toEqual(['first', 'second']);
     const second = events.find((e) => e.event_name === 'second')!;
     // The claim now belongs to the new Event, and its window starts again.
-    expect(claims).toEqual([{ dedup_key: 'k', event_id: second.id, claimed_at: expect.any(Date) }]);
+    expect(claims).toEqual([
+      { dedup_key: hashDedupKey('k'), event_id: second.id, claimed_at: expect.any(Date) },
+    ]);
     expect(Date.now() - claims[0]!.claimed_at.getTime()).toBeLessThan(10_000);
     expect(await cached(svc, tenantId, 'k')).toBe(second.id);
   });
@@ -209,7 +215,7 @@ describe('the 60 s window', () => {
       `update dedup_claims set claimed_at = claimed_at - interval '59 seconds' where tenant_id = $1`,
       [tenantId],
     );
-    await svc.redis.del(taggedKey('dedup', tenantId, 'k'));
+    await svc.redis.del(dedupCacheKey(tenantId, 'k'));
 
     await svc.record('by-contact-id', token, event(contact.id, 'k'));
 
@@ -251,7 +257,7 @@ describe('failed requests claim nothing (decisions C.3)', () => {
     expect(await fixed.json()).toStrictEqual({ accepted: 1 });
     const { events, claims } = await storedState(svc.pool, tenantId);
     expect(events.map((e) => e.dedup_key)).toEqual(['k-1']);
-    expect(claims.map((c) => c.dedup_key)).toEqual(['k-1']);
+    expect(claims.map((c) => c.dedup_key)).toEqual([hashDedupKey('k-1')]);
   });
 
   it('when a request is refused with 400, then its keys stay free', async () => {

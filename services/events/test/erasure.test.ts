@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { PoolClient } from '@herald/db';
 import { contactLockKey } from '../src/data/contact-locks.js';
+import { hashDedupKey } from '../src/domain/dedup-key.js';
 import {
   enqueueRecorded,
   insertDedupClaim,
@@ -31,10 +32,6 @@ async function held(tenantId: string, contactId: string) {
     events: await q(
       'select id from events where tenant_id = $1 and contact_id = $2 order by received_at, id',
     ),
-    claims: await q(
-      `select c.dedup_key as id from dedup_claims c join events e on e.id = c.event_id
-       where c.tenant_id = $1 and e.contact_id = $2 order by 1`,
-    ),
     outbox: await q(
       `select id::text from outbox where subject_id = $2 and value::jsonb ->> 'tenantId' = $1
        order by id`,
@@ -50,6 +47,15 @@ const isErased = async (tenantId: string, contactId: string) =>
     )
   ).rowCount === 1;
 
+/** The dedup claims held by these Events (by event id): what the claims table keeps of them. */
+async function claimsOf(events: readonly StoredEvent[]) {
+  const { rows } = await service.pool.query<{ dedup_key: string }>(
+    'select dedup_key from dedup_claims where event_id = any($1::uuid[]) order by dedup_key',
+    [events.map((e) => e.id)],
+  );
+  return rows.map((r) => r.dedup_key);
+}
+
 /** Events of a Contact with a dedupKey each, their claims and their unsent messages. */
 async function seedContact(tenantId: string, contactId: string, count = 3) {
   const events = Array.from({ length: count }, (_, i) =>
@@ -62,7 +68,11 @@ async function seedContact(tenantId: string, contactId: string, count = 3) {
   );
   await insertEvents(service.pool, events);
   for (const e of events) {
-    await insertDedupClaim(service.pool, { tenantId, dedupKey: e.dedupKey!, eventId: e.id });
+    await insertDedupClaim(service.pool, {
+      tenantId,
+      dedupKey: hashDedupKey(e.dedupKey!),
+      eventId: e.id,
+    });
   }
   await enqueueRecorded(service.pool, events);
   return events;
@@ -92,7 +102,7 @@ afterAll(async () => {
 });
 
 describe('answer and stored state', () => {
-  test("when a Contact is erased, then 204, and its Events (organization Events naming it included), their dedup claims and their unsent messages are gone; other Contacts' and other Tenants' are untouched", async () => {
+  test("when a Contact is erased, then 204, and its Events (organization Events naming it included) and their unsent messages are gone, their dedup claims (hashes only) stay; other Contacts' and other Tenants' are untouched", async () => {
     const tenantId = randomUUID();
     const otherTenant = randomUUID();
     const contactId = randomUUID();
@@ -111,8 +121,10 @@ describe('answer and stored state', () => {
 
     expect(res.status).toBe(204);
     expect(await res.text()).toBe('');
-    expect(await held(tenantId, contactId)).toEqual({ events: [], claims: [], outbox: [] });
+    expect(await held(tenantId, contactId)).toEqual({ events: [], outbox: [] });
     expect(await isErased(tenantId, contactId)).toBe(true);
+    // A claim holds only the key's hash: it lasts its window, so a resent key stays a duplicate.
+    expect(await claimsOf(mine)).toEqual(mine.map((e) => hashDedupKey(e.dedupKey!)).sort());
     const ids = (events: StoredEvent[]) => events.map((e) => e.id).sort();
     const stillThere = await service.pool.query<{ id: string }>(
       'select id from events where id = any($1::uuid[]) order by id',
@@ -122,7 +134,7 @@ describe('answer and stored state', () => {
       [...ids(theirs), ...ids(otherTenants), orgOnly.id].sort(),
     );
     const neighbourHeld = await held(tenantId, neighbour);
-    expect(neighbourHeld.claims).toHaveLength(theirs.length);
+    expect(await claimsOf(theirs)).toHaveLength(theirs.length);
     expect(neighbourHeld.outbox).toHaveLength(theirs.length);
     expect(await isErased(tenantId, neighbour)).toBe(false);
   });
@@ -136,7 +148,7 @@ describe('answer and stored state', () => {
     for (let i = 0; i < 3; i += 1) answers.push((await erase(tenantId, contactId)).status);
 
     expect(answers).toEqual([204, 204, 204]);
-    expect(await held(tenantId, contactId)).toEqual({ events: [], claims: [], outbox: [] });
+    expect(await held(tenantId, contactId)).toEqual({ events: [], outbox: [] });
     expect(await isErased(tenantId, contactId)).toBe(true);
   });
 
@@ -148,7 +160,7 @@ describe('answer and stored state', () => {
     const answers = await Promise.all([erase(tenantId, contactId), erase(tenantId, contactId)]);
 
     expect(answers.map((r) => r.status)).toEqual([204, 204]);
-    expect(await held(tenantId, contactId)).toEqual({ events: [], claims: [], outbox: [] });
+    expect(await held(tenantId, contactId)).toEqual({ events: [], outbox: [] });
   });
 
   test('when a Contact without Events is erased, then 204 and it is remembered as erased', async () => {
@@ -210,7 +222,7 @@ describe('erasure against recording', () => {
 
     expect(res.status).toBe(422);
     expect(await res.json()).toMatchObject({ code: 'unresolved_identity' });
-    expect(await held(tenantId, contact.id)).toEqual({ events: [], claims: [], outbox: [] });
+    expect(await held(tenantId, contact.id)).toEqual({ events: [], outbox: [] });
   });
 
   test('when a recording transaction of the Contact is in flight, then the erasure waits for its commit and deletes its Events too', async () => {
@@ -263,7 +275,7 @@ describe('erasure against recording', () => {
       const res = await recording;
 
       expect(res.status).toBe(422);
-      expect(await held(tenantId, contact.id)).toEqual({ events: [], claims: [], outbox: [] });
+      expect(await held(tenantId, contact.id)).toEqual({ events: [], outbox: [] });
     } finally {
       erasing.release();
     }
@@ -308,7 +320,7 @@ describe('erasure against recording', () => {
     );
 
     for (const contact of contacts) {
-      expect(await held(tenantId, contact.id)).toEqual({ events: [], claims: [], outbox: [] });
+      expect(await held(tenantId, contact.id)).toEqual({ events: [], outbox: [] });
     }
     expect(outcomes.every((s) => s === 202 || s === 422)).toBe(true);
     // Every answer was one of the two; an erased Contact refuses whatever comes later.
@@ -321,4 +333,60 @@ describe('erasure against recording', () => {
       expect(late.status).toBe(422);
     }
   }, 120_000);
+});
+
+describe('dedup across an erasure (decisions C.2, H.2)', () => {
+  const occurredAt = '2026-11-21T10:00:00Z';
+
+  /**
+   * Records key K about Contact X, erases X, creates a new Contact and resends K about it, inside
+   * the window, through `resend` (one events service or another on the same database).
+   */
+  async function eraseThenResend(resend: TestEventsService) {
+    const { tenantId, token } = service.newTenant();
+    resend.tenants.add(tenantId);
+    const key = `order-${randomUUID()}`;
+    const x = await service.contacts.createContact(tenantId);
+    const first = await service.record('by-contact-id', token, {
+      contactId: x.id,
+      eventName: 'Ordered',
+      occurredAt,
+      dedupKey: key,
+    });
+    expect(first.status).toBe(202);
+    expect((await erase(tenantId, x.id)).status).toBe(204);
+    const again = await service.contacts.createContact(tenantId);
+
+    const res = await resend.record('by-contact-id', resend.tokenFor(tenantId), {
+      contactId: again.id,
+      eventName: 'Ordered',
+      occurredAt,
+      dedupKey: key,
+    });
+
+    const stored = await service.pool.query(
+      'select 1 from events where tenant_id = $1 and contact_id = $2',
+      [tenantId, again.id],
+    );
+    return { status: res.status, body: await res.json(), recorded: stored.rowCount };
+  }
+
+  test('when a key is resent inside the window after its Contact was erased and re-created, then it is a duplicate with Redis up and with Redis down alike', async () => {
+    const withRedis = await eraseThenResend(service);
+    const redisDown = await startEventsService({
+      database: 'herald_events_test_erasure',
+      redisUrl: 'redis://127.0.0.1:9',
+      contactsUrl: service.contacts.url,
+    });
+    let withoutRedis;
+    try {
+      withoutRedis = await eraseThenResend(redisDown);
+    } finally {
+      await redisDown.close();
+    }
+
+    const duplicate = { status: 202, body: { accepted: 1 }, recorded: 0 };
+    expect(withRedis).toEqual(duplicate);
+    expect(withoutRedis).toEqual(duplicate);
+  });
 });

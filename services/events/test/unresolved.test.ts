@@ -2,7 +2,6 @@
 // cannot answer (decisions E): all or nothing, so nothing of such a request is recorded.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { taggedKey } from '@herald/redis';
 import {
   startEventsService,
   startFakeService,
@@ -10,6 +9,7 @@ import {
   uniqueEmail,
   type TestEventsService,
 } from './support.js';
+import { dedupCacheKey } from '../src/domain/dedup-key.js';
 
 let svc: TestEventsService;
 beforeAll(async () => {
@@ -66,7 +66,7 @@ describe('422 unresolved_identity', () => {
       item({ index: 3, eventName: 'second_missing', contactId: missing2 }),
     ]);
     await expectNothingRecorded(svc, tenantId);
-    expect(await svc.redis.get(taggedKey('dedup', tenantId, 'k0'))).toBeNull();
+    expect(await svc.redis.get(dedupCacheKey(tenantId, 'k0'))).toBeNull();
   });
 
   it('when a single Event names an unknown Contact, then 422 with index 0', async () => {
@@ -221,6 +221,36 @@ describe('422 unresolved_identity', () => {
     ]);
 
     await expect422(res, [item({ index: 1, eventName: 'b', contactExternalId: 'erased' })]);
+    await expectNothingRecorded(svc, tenantId);
+  });
+
+  it('when a Contact was erased here, then the 422 lists every Event about it, those skipped as duplicates (in the request or by the fast path) included, in request order', async () => {
+    const { tenantId, token } = svc.newTenant();
+    const erased = await svc.contacts.createContact(tenantId, { externalId: 'erased' });
+    const kept = await svc.contacts.createContact(tenantId, { externalId: 'kept' });
+    await svc.pool.query('insert into erased_contacts (tenant_id, contact_id) values ($1, $2)', [
+      tenantId,
+      erased.id,
+    ]);
+    // A claim the fast path remembers (only committed ones are ever written there).
+    await svc.redis.set(dedupCacheKey(tenantId, 'k-known'), randomUUID(), {
+      expiration: { type: 'PX', value: 10_000 },
+    });
+
+    const res = await svc.record('by-contact-id', token, [
+      { contactId: erased.id, eventName: 'a', occurredAt: OCCURRED, dedupKey: 'k-dup' },
+      { contactId: kept.id, eventName: 'b', occurredAt: OCCURRED },
+      { contactId: erased.id, eventName: 'c', occurredAt: OCCURRED, dedupKey: 'k-dup' },
+      { contactId: erased.id, eventName: 'd', occurredAt: OCCURRED, dedupKey: 'k-known' },
+      { contactId: erased.id, eventName: 'e', occurredAt: OCCURRED },
+    ]);
+
+    await expect422(
+      res,
+      ['a', 'c', 'd', 'e'].map((eventName) =>
+        item({ index: 'abcde'.indexOf(eventName), eventName, contactId: erased.id }),
+      ),
+    );
     await expectNothingRecorded(svc, tenantId);
   });
 

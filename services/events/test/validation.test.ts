@@ -264,3 +264,33 @@ describe('the limits themselves are accepted', () => {
     expect(events[0]!.properties).toBe(JSON.stringify(AT_32_KIB));
   });
 });
+
+describe('occurredAt in lower case (RFC 3339 §5.6 allows `t` and `z`)', () => {
+  it.each([
+    ['a lower-case t and z', '2026-03-04t05:06:07.123z', '2026-03-04T05:06:07.123Z'],
+    ['a lower-case t and an offset', '2026-03-04t05:06:07+02:00', '2026-03-04T03:06:07.000Z'],
+    ['a lower-case z only', '2026-03-04T05:06:07z', '2026-03-04T05:06:07.000Z'],
+  ])('when occurredAt has %s, then 202 and the instant is stored', async (_, sent, stored) => {
+    const { tenantId: own, token: ownToken } = svc.newTenant();
+    const contact = await svc.contacts.createContact(own, { externalId: 'lower-case' });
+
+    const res = await svc.record('by-contact-id', ownToken, {
+      contactId: contact.id,
+      eventName: 'lower',
+      occurredAt: sent,
+    });
+
+    expect(res.status).toBe(202);
+    const { events, outbox } = await storedState(svc.pool, own);
+    expect(events.map((e) => e.occurred_at.toISOString())).toEqual([stored]);
+    expect(outbox.map((m) => JSON.parse(m.value).occurredAt)).toEqual([stored]);
+  });
+
+  it('when a lower-case occurredAt is still not a real date, then 400', async () => {
+    await expect400(
+      'by-contact-id',
+      { ...valid(), occurredAt: '2026-02-30t00:00:00z' },
+      /occurredAt: .*date/i,
+    );
+  });
+});

@@ -37,24 +37,20 @@ export async function markContactErased(
 }
 
 /**
- * Deletes every Event about the Contact (organization Events naming it included) and the dedup
- * claims they hold (a dedupKey is the caller's text and may carry personal data), in one
- * statement. Returns how many Events it deleted.
+ * Deletes every Event about the Contact (organization Events naming it included), their raw
+ * dedupKeys with them, in one statement. Their dedup claims stay: a claim holds only the key's
+ * hash, expires with its window and is pruned by the relay, so a key resent inside the window is
+ * a duplicate whether the fast path (Redis) or PostgreSQL decides. Returns how many Events it
+ * deleted.
  */
 export async function deleteContactEvents(
   client: PoolClient,
   tenantId: string,
   contactId: string,
 ): Promise<number> {
-  const { rows } = await client.query<{ deleted: string }>(
-    `with deleted as (
-       delete from events where tenant_id = $1 and contact_id = $2 returning id
-     ), claims as (
-       delete from dedup_claims c using deleted d
-       where c.tenant_id = $1 and c.event_id = d.id
-     )
-     select count(*) as deleted from deleted`,
+  const { rowCount } = await client.query(
+    'delete from events where tenant_id = $1 and contact_id = $2',
     [tenantId, contactId],
   );
-  return Number(rows[0]?.deleted ?? 0);
+  return rowCount ?? 0;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from '@herald/http';
-import { taggedKey, type Redis } from '@herald/redis';
+import type { Redis } from '@herald/redis';
 import { meter } from '@herald/telemetry';
+import { dedupCacheKey } from './dedup-key.js';
 
 /** A dedup claim committed to PostgreSQL, for the fast path to remember. */
 export interface CommittedClaim {
@@ -13,7 +14,8 @@ export interface CommittedClaim {
 /**
  * The dedup fast path. It only ever holds claims PostgreSQL committed, so a key it knows is
  * certainly a duplicate; a key it does not know is decided by PostgreSQL, which stays the
- * authority. Any failure (Redis away, slow, failing) answers "unknown" and is never an error.
+ * authority. Its Redis keys hold a hash of the dedupKey, never the key (see dedup-key.ts).
+ * Any failure (Redis away, slow, failing) answers "unknown" and is never an error.
  */
 export interface DedupCache {
   /** The keys among `dedupKeys` that are certainly claimed in the Tenant right now. */
@@ -34,8 +36,6 @@ export interface RedisDedupCacheOptions {
   /** At most one log line per this many ms about Redis failing. Default one minute. */
   logIntervalMs?: number;
 }
-
-const dedupKey = (tenantId: string, key: string) => taggedKey('dedup', tenantId, key);
 
 export function redisDedupCache(redis: Redis, options: RedisDedupCacheOptions): DedupCache {
   const { logger, timeoutMs = 100, cooldownMs = 5_000, logIntervalMs = 60_000 } = options;
@@ -80,7 +80,9 @@ export function redisDedupCache(redis: Redis, options: RedisDedupCacheOptions): 
       if (dedupKeys.length === 0 || !usable()) return new Set();
       try {
         // One MGET: every key of a Tenant shares its hash tag, so one Cluster slot.
-        const values = await bounded(() => redis.mGet(dedupKeys.map((k) => dedupKey(tenantId, k))));
+        const values = await bounded(() =>
+          redis.mGet(dedupKeys.map((k) => dedupCacheKey(tenantId, k))),
+        );
         return new Set(dedupKeys.filter((_, i) => values[i] !== null && values[i] !== undefined));
       } catch (err) {
         failed('lookup', err);
@@ -96,7 +98,7 @@ export function redisDedupCache(redis: Redis, options: RedisDedupCacheOptions): 
         await bounded(() =>
           Promise.all(
             live.map((c) =>
-              redis.set(dedupKey(tenantId, c.dedupKey), c.eventId, {
+              redis.set(dedupCacheKey(tenantId, c.dedupKey), c.eventId, {
                 expiration: { type: 'PX', value: Math.floor(c.remainingMs) },
               }),
             ),

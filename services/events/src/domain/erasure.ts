@@ -13,8 +13,9 @@ import {
  * 1. take the Contact's lock exclusively: the recordings of its Events in flight commit first
  *    (their Events are then deleted below), later ones wait for this commit;
  * 2. remember the Contact as erased: those later recordings then refuse its Events (422);
- * 3. delete its Events, their dedup claims, and their outbox messages not yet published (they
- *    hold the properties).
+ * 3. delete its Events (with their raw dedupKeys) and their outbox messages not yet published
+ *    (they hold the properties). Their dedup claims stay: they hold only a hash of the key and
+ *    expire with their window, so a resent key is a duplicate whether Redis is up or not.
  *
  * So no Event about the Contact survives, however it races with recording.
  */

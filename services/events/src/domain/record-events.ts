@@ -158,16 +158,20 @@ async function recordInTransaction(
   route: EventRoute,
   tenantId: string,
   candidates: readonly ResolvedEvent[],
+  resolved: readonly ResolvedEvent[],
 ) {
-  const contactIds = candidates.flatMap(({ contactId }) => (contactId === null ? [] : [contactId]));
+  const contactIdsOf = (events: readonly ResolvedEvent[]) =>
+    events.flatMap(({ contactId }) => (contactId === null ? [] : [contactId]));
+  const isAbout = (erased: Set<string>) => (e: ResolvedEvent) =>
+    e.contactId !== null && erased.has(e.contactId);
   return retrying(deps.pool, async (client) => {
-    await lockContactsShared(client, tenantId, contactIds);
-    const erased = await erasedAmong(client, tenantId, contactIds);
-    if (erased.size > 0) {
+    await lockContactsShared(client, tenantId, contactIdsOf(candidates));
+    // Every Contact of the request, so that a refusal lists every Event about an erased one,
+    // duplicates skipped before this step included (one item per Event, in request order).
+    const erased = await erasedAmong(client, tenantId, contactIdsOf(resolved));
+    if (candidates.some(isAbout(erased))) {
       refuse(
-        candidates
-          .filter(({ contactId }) => contactId !== null && erased.has(contactId))
-          .map(({ index, event }) => unresolvedItem(index, event)),
+        resolved.filter(isAbout(erased)).map(({ index, event }) => unresolvedItem(index, event)),
       );
     }
 
@@ -230,7 +234,7 @@ export function recordEvents(
       const candidates = await withoutKnownDuplicates(deps, tenantId, resolved);
       let recorded = 0;
       if (candidates.length > 0) {
-        const outcome = await recordInTransaction(deps, route, tenantId, candidates);
+        const outcome = await recordInTransaction(deps, route, tenantId, candidates, resolved);
         recorded = outcome.recorded;
         const elapsed = performance.now() - outcome.claimedAt;
         await deps.dedupCache.remember(

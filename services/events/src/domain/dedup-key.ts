@@ -1,0 +1,16 @@
+import { createHash } from 'node:crypto';
+import { taggedKey } from '@herald/redis';
+
+/**
+ * What a dedup claim holds of a dedupKey (in `dedup_claims.dedup_key` and in the fast path's
+ * Redis key): its SHA-256, hex. A dedupKey is the caller's text and may carry personal data; the
+ * hash does not, so a claim needs no erasure and simply lasts its window (decisions C.2, H.2).
+ */
+export function hashDedupKey(dedupKey: string): string {
+  return createHash('sha256').update(dedupKey, 'utf8').digest('hex');
+}
+
+/** The fast path's Redis key of a dedupKey: the Tenant as hash tag, then the key's hash. */
+export function dedupCacheKey(tenantId: string, dedupKey: string): string {
+  return taggedKey('dedup', tenantId, hashDedupKey(dedupKey));
+}

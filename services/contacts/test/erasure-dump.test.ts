@@ -1,63 +1,9 @@
 // Decisions H.2: after the 204, no table of any database of the system holds the Contact's
 // email, name, phone or externalId. Every Herald database is dumped with pg_dump and searched.
-import { execFile } from 'node:child_process';
 import { randomInt, randomUUID } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
+import { dumpAllHeraldDatabases } from '@herald/testing';
 import { startContactsService, type TestContactsService } from './support.js';
-
-const SERVER_URL = process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432';
-
-/** `$HERALD_PG_BIN/pg_dump`, else the newest /usr/lib/postgresql/<version>/bin/pg_dump. */
-function findPgDump(): string {
-  if (process.env.HERALD_PG_BIN) return path.join(process.env.HERALD_PG_BIN, 'pg_dump');
-  const root = '/usr/lib/postgresql';
-  const versions = existsSync(root)
-    ? readdirSync(root)
-        .filter((v) => existsSync(path.join(root, v, 'bin', 'pg_dump')))
-        .sort((a, b) => Number(b) - Number(a))
-    : [];
-  if (!versions[0]) throw new Error('pg_dump not found: set HERALD_PG_BIN to its folder');
-  return path.join(root, versions[0], 'bin', 'pg_dump');
-}
-
-async function heraldDatabases(): Promise<string[]> {
-  const client = new pg.Client({ connectionString: `${SERVER_URL}/postgres` });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ datname: string }>(
-      `select datname from pg_database where datname like 'herald\\_%' and datallowconn
-       order by datname`,
-    );
-    return rows.map((r) => r.datname);
-  } finally {
-    await client.end();
-  }
-}
-
-/** Every Herald database's full dump (schema and data), by name. */
-async function dumpEveryDatabase(): Promise<Map<string, string>> {
-  const pgDump = findPgDump();
-  const dumps = new Map<string, string>();
-  for (const database of await heraldDatabases()) {
-    try {
-      const { stdout } = await promisify(execFile)(
-        pgDump,
-        ['--no-password', '--dbname', `${SERVER_URL}/${database}`],
-        { maxBuffer: 1024 * 1024 * 1024, encoding: 'utf8' },
-      );
-      dumps.set(database, stdout);
-    } catch (err) {
-      // A disposable test database another test file dropped in the meantime holds nothing.
-      if (!(await heraldDatabases()).includes(database)) continue;
-      throw err;
-    }
-  }
-  return dumps;
-}
 
 /** The databases whose dump contains the value (case-insensitively). */
 function holding(dumps: Map<string, string>, value: string): string[] {
@@ -96,7 +42,7 @@ describe('erasure leaves no trace in any database', () => {
     const { id } = await updated.json<{ id: string }>();
 
     // The search can fail: before the erasure, the dumps do hold every value.
-    const before = await dumpEveryDatabase();
+    const before = await dumpAllHeraldDatabases();
     expect([...before.keys()]).toEqual(expect.arrayContaining(['herald_auth']));
     for (const value of Object.values(traces)) {
       expect({ value, databases: holding(before, value) }).toEqual({
@@ -108,7 +54,7 @@ describe('erasure leaves no trace in any database', () => {
     const erase = await svc.request('POST', `/v1/contacts/by-id/${id}/erase`, { token });
     expect(erase.status).toBe(204);
 
-    const after = await dumpEveryDatabase();
+    const after = await dumpAllHeraldDatabases();
     expect(after.size).toBeGreaterThanOrEqual(2);
     for (const value of Object.values(traces)) {
       expect({ value, databases: holding(after, value) }).toEqual({ value, databases: [] });

@@ -1,117 +1,46 @@
 // Component-test support: the contacts service in-process on port 0, against the real local
 // PostgreSQL, with access tokens signed here by a test key (no auth service needed).
-import { createSign, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { CLAIMS, createTokenVerifier, SCOPES, TOKEN_ALGORITHM, TOKEN_TYPE } from '@herald/auth';
-import { createPool, MigrationError, runMigrations, type Pool } from '@herald/db';
+import { SCOPES } from '@herald/auth';
+import { createPool, type Pool } from '@herald/db';
 import { startServer } from '@herald/http';
 import { createKafka, ensureTopics, type Kafka } from '@herald/kafka';
 import { topicSpecs, TOPICS } from '@herald/messages';
+import {
+  createTestRequester,
+  createTestSigner,
+  createTestVerifier,
+  prepareTestDatabase,
+  setGroupOffsetsToEnd,
+  signTestAccessToken,
+  TEST_AUDIENCE,
+  TEST_ISSUER,
+  TEST_POSTGRES_URL,
+  type RequestOptions,
+  type TestTokenSigner,
+  type TokenOptions,
+} from '@herald/testing';
 import { createApp, type ContactsAppDeps } from '../src/app.js';
 
 export const ADMIN_TOKEN = `test-admin-${randomUUID()}`;
 export const SERVICE_TOKEN = `test-service-${randomUUID()}`;
-export const ISSUER = 'herald-auth';
-export const AUDIENCE = 'herald-api';
+export const ISSUER = TEST_ISSUER;
+export const AUDIENCE = TEST_AUDIENCE;
 export const ALL_SCOPES: readonly string[] = SCOPES;
+export type { RequestOptions, TestTokenSigner, TokenOptions };
 
 /**
  * The tests' own database. Not the stack's `herald_contacts`: the running contacts service's
  * outbox relay publishes and deletes outbox rows there, which the tests here read.
  */
 const DATABASE = process.env.HERALD_CONTACTS_TEST_DATABASE ?? 'herald_contacts_test';
-const SERVER_URL = process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432';
 const MIGRATIONS = fileURLToPath(new URL('../migrations', import.meta.url));
 // Serializes test workers while they create or reset the database (any constant will do).
 const SETUP_LOCK_ID = 7_210_332;
-
-/**
- * Creates the test database when missing and migrates it. The database is disposable: when a
- * migration changed after it was applied here (migrations are still being written), it is
- * dropped and built again.
- */
-async function prepareDatabase(database = DATABASE): Promise<void> {
-  const admin = createPool({
-    connectionString: `${SERVER_URL}/postgres`,
-    applicationName: 'contacts-test-setup',
-    max: 1,
-  });
-  const client = await admin.connect();
-  try {
-    await client.query('select pg_advisory_lock($1)', [SETUP_LOCK_ID]);
-    const exists = async () =>
-      (await client.query('select 1 from pg_database where datname = $1', [database])).rowCount ===
-      1;
-    if (!(await exists())) await client.query(`create database "${database}"`);
-    try {
-      await migrate(database);
-    } catch (err) {
-      if (!(err instanceof MigrationError && /changed after it was applied/.test(err.message)))
-        throw err;
-      await client.query(`drop database "${database}" with (force)`);
-      await client.query(`create database "${database}"`);
-      await migrate(database);
-    }
-  } finally {
-    await client.query('select pg_advisory_unlock($1)', [SETUP_LOCK_ID]).catch(() => {});
-    client.release();
-    await admin.end();
-  }
-}
-
-async function migrate(database: string): Promise<void> {
-  const pool = createPool({
-    connectionString: `${SERVER_URL}/${database}`,
-    applicationName: 'contacts-test-migrate',
-    max: 1,
-  });
-  try {
-    await runMigrations(pool, MIGRATIONS);
-  } finally {
-    await pool.end();
-  }
-}
-
-/** Signs access tokens exactly as the auth service does (ES256, typ at+jwt), with a test key. */
-export interface TestTokenSigner {
-  publicKey: KeyObject;
-  sign(claims: Record<string, unknown>, header?: Record<string, unknown>): string;
-}
-
-function createTestSigner(): TestTokenSigner {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  return {
-    publicKey,
-    sign(claims, header = {}) {
-      const input = `${b64({ alg: TOKEN_ALGORITHM, typ: TOKEN_TYPE, kid: 'test', ...header })}.${b64(claims)}`;
-      const signature = createSign('SHA256')
-        .update(input)
-        .sign({ key: privateKey, dsaEncoding: 'ieee-p1363' });
-      return `${input}.${signature.toString('base64url')}`;
-    },
-  };
-}
-
-export interface TokenOptions {
-  clientId?: string;
-  issuer?: string;
-  audience?: string;
-  /** Seconds from now; negative for an expired token. Default 900. */
-  expiresIn?: number;
-}
-
-export interface RequestOptions {
-  /** A bearer token (a bare token, or a whole Authorization value when it has a space). */
-  token?: string;
-  /** Sent as JSON with Content-Type application/json unless `headers` or `rawBody` say otherwise. */
-  body?: unknown;
-  rawBody?: string;
-  headers?: Record<string, string>;
-}
 
 export interface TestContactsService {
   url: string;
@@ -150,21 +79,21 @@ export async function startContactsService(
   options: StartOptions = {},
 ): Promise<TestContactsService> {
   const database = options.database ?? DATABASE;
-  await prepareDatabase(database);
+  await prepareTestDatabase({
+    database,
+    migrationsDir: MIGRATIONS,
+    lockId: SETUP_LOCK_ID,
+    applicationName: 'contacts-test',
+  });
   const pool = createPool({
-    connectionString: `${SERVER_URL}/${database}`,
+    connectionString: `${TEST_POSTGRES_URL}/${database}`,
     applicationName: 'contacts-service-test',
     max: options.poolMax ?? 10,
   });
   const signer = createTestSigner();
   const logger = pino({ level: process.env.CONTACTS_TEST_LOG ?? 'silent' });
   const tenants = new Set<string>();
-  const verifier = createTokenVerifier({
-    jwksUrl: 'http://unused.invalid/jwks.json',
-    issuer: ISSUER,
-    audience: AUDIENCE,
-    keySet: async () => signer.publicKey,
-  });
+  const verifier = createTestVerifier(signer);
   const app = createApp({
     pool,
     logger,
@@ -176,38 +105,9 @@ export async function startContactsService(
   });
   const running = await startServer(app, { host: '127.0.0.1', port: 0, logger });
 
-  const tokenFor: TestContactsService['tokenFor'] = (tenantId, scopes = ALL_SCOPES, opts = {}) => {
-    const now = Math.floor(Date.now() / 1000);
-    const clientId = opts.clientId ?? `ck_test${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-    return signer.sign({
-      iss: opts.issuer ?? ISSUER,
-      aud: opts.audience ?? AUDIENCE,
-      sub: clientId,
-      jti: randomUUID(),
-      iat: now,
-      exp: now + (opts.expiresIn ?? 900),
-      [CLAIMS.tenantId]: tenantId,
-      [CLAIMS.clientId]: clientId,
-      [CLAIMS.scope]: scopes.join(' '),
-    });
-  };
-
-  const request: TestContactsService['request'] = (method, path, opts = {}) => {
-    const headers: Record<string, string> = {};
-    if (opts.token !== undefined) {
-      headers.authorization = opts.token.includes(' ') ? opts.token : `Bearer ${opts.token}`;
-    }
-    let body: string | undefined = opts.rawBody;
-    if (opts.body !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(opts.body);
-    }
-    return fetch(`${running.url}${path}`, {
-      method,
-      headers: { ...headers, ...opts.headers },
-      body,
-    });
-  };
+  const tokenFor: TestContactsService['tokenFor'] = (tenantId, scopes = ALL_SCOPES, opts = {}) =>
+    signTestAccessToken(signer, tenantId, scopes, opts);
+  const request: TestContactsService['request'] = createTestRequester(running.url);
 
   return {
     url: running.url,
@@ -298,20 +198,7 @@ export interface TopicWatch {
 export async function watchTopics(topics: readonly string[]): Promise<TopicWatch> {
   const kafka = testKafka('contacts-test-watch');
   const groupId = `contacts-test-${randomUUID()}`;
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    for (const topic of topics) {
-      const offsets = await admin.fetchTopicOffsets(topic);
-      await admin.setOffsets({
-        groupId,
-        topic,
-        partitions: offsets.map((o) => ({ partition: o.partition, offset: o.high })),
-      });
-    }
-  } finally {
-    await admin.disconnect();
-  }
+  await setGroupOffsetsToEnd(kafka, groupId, topics);
 
   const received: ReceivedMessage[] = [];
   const waiters = new Set<(m: ReceivedMessage) => void>();

@@ -2,14 +2,19 @@
 // Events written straight into the tables, the internal routes in-process, Kafka read back.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { createPool, MigrationError, runMigrations, type Pool, type PoolClient } from '@herald/db';
+import { createPool, type Pool, type PoolClient } from '@herald/db';
 import { createHttpApp, createLogger, startServer } from '@herald/http';
 import { createKafka, ensureTopics, type Kafka } from '@herald/kafka';
 import { TOPICS, topicSpecs, type EventRecordedMessage } from '@herald/messages';
 import { enqueue } from '@herald/outbox';
+import {
+  prepareTestDatabase as prepare,
+  setGroupOffsetsToEnd,
+  TEST_POSTGRES_URL,
+} from '@herald/testing';
 import { mountInternalRoutes } from '../src/routes/internal.js';
 
-export const SERVER_URL = process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432';
+export const SERVER_URL = TEST_POSTGRES_URL;
 export const KAFKA_BROKERS = (process.env.KAFKA_BROKERS ?? '127.0.0.1:59092').split(',');
 export const CONTACT_DATA_SERVICE_TOKEN = `test-service-${randomUUID()}`;
 
@@ -29,41 +34,12 @@ export async function prepareTestDatabase(database: string): Promise<void> {
   if (!/^herald_events_test[a-z0-9_]*$/.test(database)) {
     throw new Error(`not a disposable test database: ${database}`);
   }
-  const admin = createPool({
-    connectionString: `${SERVER_URL}/postgres`,
-    applicationName: 'events-test-setup',
-    max: 1,
+  await prepare({
+    database,
+    migrationsDir: MIGRATIONS,
+    lockId: SETUP_LOCK_ID,
+    applicationName: 'events-test',
   });
-  const client = await admin.connect();
-  try {
-    await client.query('select pg_advisory_lock($1)', [SETUP_LOCK_ID]);
-    const exists = async () =>
-      (await client.query('select 1 from pg_database where datname = $1', [database])).rowCount ===
-      1;
-    if (!(await exists())) await client.query(`create database "${database}"`);
-    try {
-      await migrate(database);
-    } catch (err) {
-      if (!(err instanceof MigrationError && /changed after it was applied/.test(err.message)))
-        throw err;
-      await client.query(`drop database "${database}" with (force)`);
-      await client.query(`create database "${database}"`);
-      await migrate(database);
-    }
-  } finally {
-    await client.query('select pg_advisory_unlock($1)', [SETUP_LOCK_ID]).catch(() => {});
-    client.release();
-    await admin.end();
-  }
-}
-
-async function migrate(database: string): Promise<void> {
-  const pool = testPool(database, 1);
-  try {
-    await runMigrations(pool, MIGRATIONS);
-  } finally {
-    await pool.end();
-  }
 }
 
 export function databaseUrl(database: string): string {
@@ -254,20 +230,7 @@ export interface TopicWatch {
 export async function watchTopics(topics: readonly string[]): Promise<TopicWatch> {
   const kafka = testKafka('events-test-watch');
   const groupId = `events-test-${randomUUID()}`;
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    for (const topic of topics) {
-      const offsets = await admin.fetchTopicOffsets(topic);
-      await admin.setOffsets({
-        groupId,
-        topic,
-        partitions: offsets.map((o) => ({ partition: o.partition, offset: o.high })),
-      });
-    }
-  } finally {
-    await admin.disconnect();
-  }
+  await setGroupOffsetsToEnd(kafka, groupId, topics);
 
   const received: ReceivedMessage[] = [];
   const waiters = new Set<() => void>();

@@ -3,73 +3,17 @@
 // test databases included) holds its email, name, phone or externalId, the properties of its
 // Events or their raw dedupKeys; nor does this Tenant's dedup namespace in Redis. Each database
 // is dumped with pg_dump and searched.
-import { execFile } from 'node:child_process';
 import { randomInt, randomUUID } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createPool } from '@herald/db';
 import { taggedKey, type RedisClient } from '@herald/redis';
+import { dumpAllHeraldDatabases } from '@herald/testing';
 import { startEventsService, type TestEventsService } from './support.js';
 
-const SERVER_URL = process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432';
 /** The databases test setup uses here (support.ts); they must be among those dumped. */
 const TEST_DATABASES = [
   process.env.HERALD_EVENTS_TEST_DATABASE ?? 'herald_events_test',
   'herald_events_test_contacts',
 ];
-
-/** `$HERALD_PG_BIN/pg_dump`, else the newest /usr/lib/postgresql/<version>/bin/pg_dump. */
-function findPgDump(): string {
-  if (process.env.HERALD_PG_BIN) return path.join(process.env.HERALD_PG_BIN, 'pg_dump');
-  const root = '/usr/lib/postgresql';
-  const versions = existsSync(root)
-    ? readdirSync(root)
-        .filter((v) => existsSync(path.join(root, v, 'bin', 'pg_dump')))
-        .sort((a, b) => Number(b) - Number(a))
-    : [];
-  if (!versions[0]) throw new Error('pg_dump not found: set HERALD_PG_BIN to its folder');
-  return path.join(root, versions[0], 'bin', 'pg_dump');
-}
-
-async function heraldDatabases(): Promise<string[]> {
-  const pool = createPool({
-    connectionString: `${SERVER_URL}/postgres`,
-    applicationName: 'events-erasure-dump-test',
-    max: 1,
-  });
-  try {
-    const { rows } = await pool.query<{ datname: string }>(
-      `select datname from pg_database where datname like 'herald\\_%' and datallowconn
-       order by datname`,
-    );
-    return rows.map((r) => r.datname);
-  } finally {
-    await pool.end();
-  }
-}
-
-/** Every Herald database's full dump (schema and data), by name. */
-async function dumpEveryDatabase(): Promise<Map<string, string>> {
-  const pgDump = findPgDump();
-  const dumps = new Map<string, string>();
-  for (const database of await heraldDatabases()) {
-    try {
-      const { stdout } = await promisify(execFile)(
-        pgDump,
-        ['--no-password', '--dbname', `${SERVER_URL}/${database}`],
-        { maxBuffer: 1024 * 1024 * 1024, encoding: 'utf8' },
-      );
-      dumps.set(database, stdout);
-    } catch (err) {
-      // A disposable test database another test file dropped in the meantime holds nothing.
-      if (!(await heraldDatabases()).includes(database)) continue;
-      throw err;
-    }
-  }
-  return dumps;
-}
 
 /** The databases whose dump contains the value (case-insensitively). */
 function holding(dumps: Map<string, string>, value: string): string[] {
@@ -139,7 +83,7 @@ describe('erasure leaves no trace of a Contact or its Events in any database', (
     expect(recorded.status).toBe(202);
 
     // The search can fail: before the erasure, the dumps do hold every value.
-    const before = await dumpEveryDatabase();
+    const before = await dumpAllHeraldDatabases();
     expect([...before.keys()]).toEqual(expect.arrayContaining(TEST_DATABASES));
     for (const value of Object.values(traces)) {
       expect({ value, databases: holding(before, value).length > 0 }).toEqual({
@@ -155,7 +99,7 @@ describe('erasure leaves no trace of a Contact or its Events in any database', (
     });
     expect(erase.status).toBe(204);
 
-    const after = await dumpEveryDatabase();
+    const after = await dumpAllHeraldDatabases();
     expect([...after.keys()]).toEqual(expect.arrayContaining(TEST_DATABASES));
     for (const value of Object.values(traces)) {
       expect({ value, databases: holding(after, value) }).toEqual({ value, databases: [] });

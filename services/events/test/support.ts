@@ -3,24 +3,38 @@
 // key (no auth service needed). Identities are resolved by the REAL contacts service, started
 // in-process beside it on its own disposable database: tests create Contacts and organizations
 // through its API, never by writing its tables.
-import { createSign, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { CLAIMS, createTokenVerifier, SCOPES, TOKEN_ALGORITHM, TOKEN_TYPE } from '@herald/auth';
-import { createPool, MigrationError, runMigrations, type Pool } from '@herald/db';
+import { SCOPES } from '@herald/auth';
+import { createPool, type Pool } from '@herald/db';
 import { startServer } from '@herald/http';
 import { createRedis, waitForRedis, type Redis } from '@herald/redis';
+import {
+  createTestRequester,
+  createTestSigner,
+  createTestVerifier,
+  prepareTestDatabase,
+  signTestAccessToken,
+  TEST_AUDIENCE,
+  TEST_ISSUER,
+  TEST_POSTGRES_URL,
+  type RequestOptions,
+  type TestTokenSigner,
+  type TokenOptions,
+} from '@herald/testing';
 import { createApp as createContactsApp } from '../../contacts/src/app.js';
 import { createApp, type EventsAppDeps } from '../src/app.js';
 import { contactsIdentityResolver } from '../src/domain/identities.js';
 
 export const ADMIN_TOKEN = `test-admin-${randomUUID()}`;
 export const SERVICE_TOKEN = `test-service-${randomUUID()}`;
-export const ISSUER = 'herald-auth';
-export const AUDIENCE = 'herald-api';
+export const ISSUER = TEST_ISSUER;
+export const AUDIENCE = TEST_AUDIENCE;
 export const ALL_SCOPES: readonly string[] = SCOPES;
+export type { RequestOptions, TestTokenSigner, TokenOptions };
 
 /**
  * The tests' own databases. Not the stack's `herald_events`: the running relay publishes and
@@ -28,7 +42,7 @@ export const ALL_SCOPES: readonly string[] = SCOPES;
  */
 const DATABASE = process.env.HERALD_EVENTS_TEST_DATABASE ?? 'herald_events_test';
 const CONTACTS_DATABASE = 'herald_events_test_contacts';
-const SERVER_URL = process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432';
+const SERVER_URL = TEST_POSTGRES_URL;
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:56379';
 const MIGRATIONS = fileURLToPath(new URL('../migrations', import.meta.url));
 const CONTACTS_MIGRATIONS = fileURLToPath(new URL('../../contacts/migrations', import.meta.url));
@@ -41,83 +55,12 @@ const SETUP_LOCK_ID = 7_210_383;
  * after it was applied here (migrations are still being written), it is dropped and built again.
  */
 export async function prepareDatabase(database: string, migrations = MIGRATIONS): Promise<void> {
-  const admin = createPool({
-    connectionString: `${SERVER_URL}/postgres`,
-    applicationName: 'events-test-setup',
-    max: 1,
+  await prepareTestDatabase({
+    database,
+    migrationsDir: migrations,
+    lockId: SETUP_LOCK_ID,
+    applicationName: 'events-test',
   });
-  const client = await admin.connect();
-  try {
-    await client.query('select pg_advisory_lock($1)', [SETUP_LOCK_ID]);
-    const exists = async () =>
-      (await client.query('select 1 from pg_database where datname = $1', [database])).rowCount ===
-      1;
-    if (!(await exists())) await client.query(`create database "${database}"`);
-    try {
-      await migrate(database, migrations);
-    } catch (err) {
-      if (!(err instanceof MigrationError && /changed after it was applied/.test(err.message)))
-        throw err;
-      await client.query(`drop database "${database}" with (force)`);
-      await client.query(`create database "${database}"`);
-      await migrate(database, migrations);
-    }
-  } finally {
-    await client.query('select pg_advisory_unlock($1)', [SETUP_LOCK_ID]).catch(() => {});
-    client.release();
-    await admin.end();
-  }
-}
-
-async function migrate(database: string, migrations: string): Promise<void> {
-  const pool = createPool({
-    connectionString: `${SERVER_URL}/${database}`,
-    applicationName: 'events-test-migrate',
-    max: 1,
-  });
-  try {
-    await runMigrations(pool, migrations);
-  } finally {
-    await pool.end();
-  }
-}
-
-/** Signs access tokens exactly as the auth service does (ES256, typ at+jwt), with a test key. */
-export interface TestTokenSigner {
-  publicKey: KeyObject;
-  sign(claims: Record<string, unknown>, header?: Record<string, unknown>): string;
-}
-
-function createTestSigner(): TestTokenSigner {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  return {
-    publicKey,
-    sign(claims, header = {}) {
-      const input = `${b64({ alg: TOKEN_ALGORITHM, typ: TOKEN_TYPE, kid: 'test', ...header })}.${b64(claims)}`;
-      const signature = createSign('SHA256')
-        .update(input)
-        .sign({ key: privateKey, dsaEncoding: 'ieee-p1363' });
-      return `${input}.${signature.toString('base64url')}`;
-    },
-  };
-}
-
-export interface TokenOptions {
-  clientId?: string;
-  issuer?: string;
-  audience?: string;
-  /** Seconds from now; negative for an expired token. Default 900. */
-  expiresIn?: number;
-}
-
-export interface RequestOptions {
-  /** A bearer token (a bare token, or a whole Authorization value when it has a space). */
-  token?: string;
-  /** Sent as JSON with Content-Type application/json unless `headers` or `rawBody` say otherwise. */
-  body?: unknown;
-  rawBody?: string;
-  headers?: Record<string, string>;
 }
 
 /** A Contact as the contacts service answered its creation. */
@@ -193,46 +136,9 @@ export interface StartOptions {
 
 const silent = () => pino({ level: process.env.EVENTS_TEST_LOG ?? 'silent' });
 
-function requester(baseUrl: string) {
-  return (method: string, path: string, opts: RequestOptions = {}) => {
-    const headers: Record<string, string> = {};
-    if (opts.token !== undefined) {
-      headers.authorization = opts.token.includes(' ') ? opts.token : `Bearer ${opts.token}`;
-    }
-    let body: string | undefined = opts.rawBody;
-    if (opts.body !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(opts.body);
-    }
-    return fetch(`${baseUrl}${path}`, { method, headers: { ...headers, ...opts.headers }, body });
-  };
-}
-
 function tokenSigner(signer: TestTokenSigner) {
-  return (tenantId: string, scopes: readonly string[] = ALL_SCOPES, opts: TokenOptions = {}) => {
-    const now = Math.floor(Date.now() / 1000);
-    const clientId = opts.clientId ?? `ck_test${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-    return signer.sign({
-      iss: opts.issuer ?? ISSUER,
-      aud: opts.audience ?? AUDIENCE,
-      sub: clientId,
-      jti: randomUUID(),
-      iat: now,
-      exp: now + (opts.expiresIn ?? 900),
-      [CLAIMS.tenantId]: tenantId,
-      [CLAIMS.clientId]: clientId,
-      [CLAIMS.scope]: scopes.join(' '),
-    });
-  };
-}
-
-function testVerifier(signer: TestTokenSigner) {
-  return createTokenVerifier({
-    jwksUrl: 'http://unused.invalid/jwks.json',
-    issuer: ISSUER,
-    audience: AUDIENCE,
-    keySet: async () => signer.publicKey,
-  });
+  return (tenantId: string, scopes: readonly string[] = ALL_SCOPES, opts: TokenOptions = {}) =>
+    signTestAccessToken(signer, tenantId, scopes, opts);
 }
 
 /** A loopback port nothing listens on at the moment. */
@@ -259,14 +165,14 @@ async function startContacts(
   const app = createContactsApp({
     pool,
     logger,
-    verifier: testVerifier(signer),
+    verifier: createTestVerifier(signer),
     adminToken: ADMIN_TOKEN,
     serviceToken: SERVICE_TOKEN,
     tenantExists: async () => true,
     contactDataServiceUrls,
   });
   const running = await startServer(app, { host: '127.0.0.1', port: 0, logger });
-  const request = requester(running.url);
+  const request = createTestRequester(running.url);
   const tokenFor = tokenSigner(signer);
 
   return {
@@ -330,7 +236,7 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
   const app = createApp({
     pool,
     logger,
-    verifier: testVerifier(signer),
+    verifier: createTestVerifier(signer),
     redis,
     resolveIdentities: contactsIdentityResolver({
       contactsUrl: options.contactsUrl ?? contacts.url,
@@ -344,7 +250,7 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
     ...options.deps,
   });
   const running = await startServer(app, { host: '127.0.0.1', port, logger });
-  const request = requester(running.url);
+  const request = createTestRequester(running.url);
   const tokenFor = tokenSigner(signer);
 
   return {

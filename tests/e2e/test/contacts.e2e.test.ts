@@ -2,38 +2,10 @@
 // calls them: create a key, exchange it for a token, then upsert and read.
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { basic, exchange, INGRESS, newKey, newTenant } from './support.js';
+import { accessToken, call, INGRESS, newTenant } from './support.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** A key with these scopes in the tenant, exchanged for an access token. */
-async function accessToken(tenantId: string, scopes: string[]): Promise<string> {
-  const key = await newKey(tenantId, { kind: 'secret', scopes });
-  const res = await exchange(basic(key.clientId, key.secret!));
-  if (res.status !== 200) throw new Error(`token exchange answered ${res.status}`);
-  return (await res.json()).accessToken as string;
-}
-
-/** A request through the ingress with a bearer token and, when given, a JSON body. */
-function call(
-  method: string,
-  route: string,
-  token?: string,
-  body?: unknown,
-  init: RequestInit = {},
-) {
-  return fetch(`${INGRESS}${route}`, {
-    method,
-    ...init,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(init.headers as Record<string, string> | undefined),
-    },
-    body: body === undefined ? init.body : JSON.stringify(body),
-  });
-}
 
 const put = (token: string, encodedExternalId: string, body: unknown) =>
   call('PUT', `/v1/contacts/${encodedExternalId}`, token, body);

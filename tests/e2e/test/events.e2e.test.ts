@@ -7,11 +7,13 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { eventRecordedMessage, TOPICS } from '@herald/messages';
-import { watchTenant, type TenantWatch } from './kafka.js';
+import { watchTenant, type TenantWatch } from '@herald/testing';
 import {
+  accessToken,
   admin,
   adminToken,
   basic,
+  call,
   exchange,
   INGRESS,
   newKey,
@@ -49,14 +51,6 @@ interface Fixture {
 
 type EventBody = Record<string, unknown>;
 
-/** A key with these scopes in the tenant, exchanged for an access token. */
-async function accessToken(tenantId: string, scopes: string[]): Promise<string> {
-  const key = await newKey(tenantId, { kind: 'secret', scopes });
-  const res = await exchange(basic(key.clientId, key.secret!));
-  if (res.status !== 200) throw new Error(`token exchange answered ${res.status}`);
-  return (await res.json()).accessToken as string;
-}
-
 async function newOrganization(tenantId: string, externalId = `org-${randomUUID()}`) {
   const res = await admin('POST', `/tenants/${tenantId}/organizations`, { externalId });
   if (res.status !== 201) throw new Error(`organization create answered ${res.status}`);
@@ -70,26 +64,6 @@ async function newFixture(name: string): Promise<Fixture> {
     token: await accessToken(tenantId, ALL_SCOPES),
     organization: await newOrganization(tenantId),
   };
-}
-
-/** A request through the ingress with a bearer token and, when given, a JSON body. */
-function call(
-  method: string,
-  route: string,
-  token?: string,
-  body?: unknown,
-  init: RequestInit = {},
-) {
-  return fetch(`${INGRESS}${route}`, {
-    method,
-    ...init,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(init.headers as Record<string, string> | undefined),
-    },
-    body: body === undefined ? init.body : JSON.stringify(body),
-  });
 }
 
 const record = (token: string | undefined, route: Route, body: unknown) =>
@@ -985,7 +959,10 @@ describe('published to Kafka', () => {
 
   beforeAll(async () => {
     own = await newFixture('Events E2E Kafka');
-    watch = await watchTenant(TOPICS.eventsRecorded, own.tenantId);
+    watch = await watchTenant(TOPICS.eventsRecorded, own.tenantId, {
+      clientId: 'e2e-watch',
+      groupPrefix: 'e2e',
+    });
   });
 
   afterAll(async () => {

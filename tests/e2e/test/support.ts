@@ -59,3 +59,31 @@ export function exchange(authorization?: string, init: RequestInit = {}) {
     },
   });
 }
+
+/** A key with these scopes in the tenant, exchanged for an access token. */
+export async function accessToken(tenantId: string, scopes: string[]): Promise<string> {
+  const key = await newKey(tenantId, { kind: 'secret', scopes });
+  const res = await exchange(basic(key.clientId, key.secret!));
+  if (res.status !== 200) throw new Error(`token exchange answered ${res.status}`);
+  return (await res.json()).accessToken as string;
+}
+
+/** A request through the ingress with a bearer token and, when given, a JSON body. */
+export function call(
+  method: string,
+  route: string,
+  token?: string,
+  body?: unknown,
+  init: RequestInit = {},
+) {
+  return fetch(`${INGRESS}${route}`, {
+    method,
+    ...init,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(init.headers as Record<string, string> | undefined),
+    },
+    body: body === undefined ? init.body : JSON.stringify(body),
+  });
+}

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TOPICS } from '@herald/messages';
-import { consumeUntil, markTopicEnd, type Published } from './kafka.js';
+import { consumeUntil, markTopicEnd, type Published } from '@herald/testing';
 import {
   ROUTES,
   event,
@@ -18,6 +18,8 @@ import {
   type Fixture,
   type Route,
 } from './support.js';
+
+const RESILIENCE_WATCH = { clientId: 'resilience-test', groupPrefix: 'resilience' };
 
 const topic = TOPICS.eventsRecorded;
 
@@ -42,7 +44,7 @@ describe('Kafka stopped', () => {
   it('when Kafka is stopped, then every Event is answered 202, and once Kafka is back every one of them is published, keyed and in order', async () => {
     const a = await newContact(f);
     const b = await newContact(f);
-    const groupId = await markTopicEnd(topic);
+    const groupId = await markTopicEnd(topic, RESILIENCE_WATCH);
     const sent: Array<{ route: Route; body: EventBody | EventBody[]; count: number }> = [];
 
     await stop('kafka');
@@ -79,7 +81,14 @@ describe('Kafka stopped', () => {
 
     const total = sent.reduce((n, s) => n + s.count, 0);
     const published = firstOfEach(
-      await consumeUntil(topic, groupId, f.tenantId, (r) => firstOfEach(r).length >= total, 90_000),
+      await consumeUntil(
+        topic,
+        groupId,
+        f.tenantId,
+        (r) => firstOfEach(r).length >= total,
+        90_000,
+        RESILIENCE_WATCH,
+      ),
     );
     expect(published).toHaveLength(total);
 

@@ -1,0 +1,27 @@
+export {
+  prepareTestDatabase,
+  TEST_POSTGRES_URL,
+  type PrepareTestDatabaseOptions,
+} from './database.js';
+export {
+  createTestSigner,
+  createTestRequester,
+  createTestVerifier,
+  signTestAccessToken,
+  TEST_AUDIENCE,
+  TEST_ISSUER,
+  type RequestOptions,
+  type TestTokenSigner,
+  type TokenOptions,
+} from './tokens.js';
+export { dumpAllHeraldDatabases, findPgDump, heraldDatabases } from './pg-dump.js';
+export {
+  consumeUntil,
+  markTopicEnd,
+  setGroupOffsetsToEnd,
+  TEST_KAFKA_BROKERS,
+  watchTenant,
+  type Published,
+  type TenantWatch,
+  type WatchOptions,
+} from './kafka.js';

@@ -26,6 +26,10 @@ export interface RunningServer {
 export async function startServer(app: Express, options: ServerOptions): Promise<RunningServer> {
   const { logger, shutdownTimeoutMs = 10_000, onShutdown = [] } = options;
   const server = app.listen(options.port, options.host);
+  // Longer than the ingress's and clients' idle keep-alive, so the server never closes a socket
+  // just as a client reuses it (which the client sees as ECONNRESET).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

@@ -2,7 +2,7 @@
 // calls them: create a key, exchange it for a token, then upsert and read.
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { accessToken, call, INGRESS, newTenant } from './support.js';
+import { accessToken, call, expectError, INGRESS, newTenant } from './support.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -13,15 +13,6 @@ const post = (token: string, body: unknown) => call('POST', '/v1/contacts', toke
 const get = (token: string, route: string) => call('GET', route, token);
 
 const uniqueEmail = (label: string) => `${label}-${randomUUID().slice(0, 8)}@example.com`;
-
-async function expectError(res: Response, status: number, code: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(res.headers.get('x-request-id')).toBeTruthy();
-  const body = await res.json();
-  expect(body).toStrictEqual({ code, message: expect.any(String) });
-  return body as { code: string; message: string };
-}
 
 let tenantId: string;
 /** contacts:read and contacts:write. */

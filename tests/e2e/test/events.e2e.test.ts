@@ -3,7 +3,6 @@
 // Events about it. What was recorded is read back as a customer can: through the Contact's
 // export, the operator API's event-name catalog and the operator CLI; and, as Journeys read it,
 // from Kafka.
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { eventRecordedMessage, TOPICS } from '@herald/messages';
@@ -11,14 +10,14 @@ import { watchTenant, type TenantWatch } from '@herald/testing';
 import {
   accessToken,
   admin,
-  adminToken,
   basic,
   call,
   exchange,
+  expectError,
   INGRESS,
   newKey,
   newTenant,
-  repoRoot,
+  runCommand,
 } from './support.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -132,15 +131,6 @@ async function exportOf(token: string, contactId: string) {
 
 const dedupKeysOf = (events: ExportedEvent[]) => events.map((e) => e.dedupKey).sort();
 
-async function expectError(res: Response, status: number, code: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(res.headers.get('x-request-id')).toBeTruthy();
-  const body = await res.json();
-  expect(body).toStrictEqual({ code, message: expect.any(String) });
-  return body as { code: string; message: string };
-}
-
 async function expectAccepted(res: Response, accepted: number) {
   expect(res.status).toBe(202);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -152,28 +142,6 @@ async function eventNames(tenantId: string): Promise<Array<{ name: string; first
   const res = await admin('GET', `/tenants/${tenantId}/event-names`);
   if (res.status !== 200) throw new Error(`event-names answered ${res.status}`);
   return (await res.json()).eventNames;
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** A command with the ingress URL and the admin token, as an operator runs it. */
-function run(file: string, args: string[]): Promise<Run> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HERALD_URL: INGRESS.replace(/\/+$/, ''),
-    ADMIN_TOKEN: adminToken(),
-  };
-  delete env.NODE_OPTIONS; // jest's VM flags are not the CLI's business
-  return new Promise((resolve) => {
-    execFile(file, args, { env, cwd: repoRoot, timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-      resolve({ code, stdout, stderr });
-    });
-  });
 }
 
 let f: Fixture;
@@ -922,7 +890,7 @@ describe('the event-name catalog', () => {
       1,
     );
 
-    const listed = await run('npm', [
+    const listed = await runCommand('npm', [
       'run',
       '-s',
       'admin',
@@ -937,7 +905,7 @@ describe('the event-name catalog', () => {
       eventNames: [{ name: 'Trial Started', firstSeenAt: expect.stringMatching(TIMESTAMP) }],
     });
 
-    const one = await run('npm', [
+    const one = await runCommand('npm', [
       'run',
       '-s',
       'admin',

@@ -1,48 +1,15 @@
 // Organizations through the operator API (decisions I) at the ingress, and the operator CLI's
 // `organizations create` against the running stack. The contacts service asks the auth service
 // whether the tenant exists. Needs a built CLI (`npm run build`).
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { admin, adminToken, INGRESS, newTenant, repoRoot } from './support.js';
+import { admin, cliPath, expectError, INGRESS, newTenant, runCli, runCommand } from './support.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const cliPath = path.join(repoRoot, 'tools', 'cli', 'dist', 'main.js');
 
 const create = (tenantId: string, body: unknown, token?: string) =>
   admin('POST', `/tenants/${tenantId}/organizations`, body, token);
-
-async function expectError(res: Response, status: number, code: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(await res.json()).toStrictEqual({ code, message: expect.any(String) });
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command with the ingress URL and the admin token, as an operator would. */
-function run(file: string, args: string[]): Promise<Run> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HERALD_URL: INGRESS.replace(/\/+$/, ''),
-    ADMIN_TOKEN: adminToken(),
-  };
-  delete env.NODE_OPTIONS; // jest's VM flags are not the CLI's business
-  return new Promise((resolve) => {
-    execFile(file, args, { env, cwd: repoRoot, timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-const cli = (args: string[]) => run(process.execPath, [cliPath, ...args]);
 
 describe('organizations through the operator API', () => {
   it('when an organization is created, then 201 {externalId, name, createdAt}; again, then 409 conflict', async () => {
@@ -124,7 +91,7 @@ describe('herald-admin organizations create against the running stack', () => {
   it('when an organization is created with the CLI, then exit 0 and the created organization is printed; again, then exit 1 with conflict', async () => {
     const tenantId = await newTenant('Orgs CLI');
 
-    const created = await cli([
+    const created = await runCli([
       'organizations',
       'create',
       '--tenant',
@@ -143,7 +110,7 @@ describe('herald-admin organizations create against the running stack', () => {
       createdAt: expect.stringMatching(TIMESTAMP),
     });
 
-    const again = await cli([
+    const again = await runCli([
       'organizations',
       'create',
       '--tenant',
@@ -157,7 +124,7 @@ describe('herald-admin organizations create against the running stack', () => {
   });
 
   it('when the tenant is unknown, then exit 1 with not_found', async () => {
-    const result = await cli([
+    const result = await runCli([
       'organizations',
       'create',
       '--tenant',
@@ -173,7 +140,7 @@ describe('herald-admin organizations create against the running stack', () => {
   it('when run as the documented `npm run -s admin -- organizations create`, then it prints the externalId with --get', async () => {
     const tenantId = await newTenant('Orgs npm run');
 
-    const result = await run('npm', [
+    const result = await runCommand('npm', [
       'run',
       '-s',
       'admin',

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { expect } from '@jest/globals';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -87,3 +89,56 @@ export function call(
     body: body === undefined ? init.body : JSON.stringify(body),
   });
 }
+
+/** A documented `{code, message}` error answer, with its request id. */
+export async function expectError(
+  res: Response,
+  status: number,
+  code: string,
+): Promise<{ code: string; message: string }> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(res.headers.get('x-request-id')).toBeTruthy();
+  const body = await res.json();
+  expect(body).toStrictEqual({ code, message: expect.any(String) });
+  return body as { code: string; message: string };
+}
+
+export interface CommandRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The built operator CLI. */
+export const cliPath = path.join(repoRoot, 'tools', 'cli', 'dist', 'main.js');
+
+/** A command with the ingress URL and the admin token, as an operator runs it. */
+export function runCommand(
+  file: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<CommandRun> {
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    HERALD_URL: INGRESS.replace(/\/+$/, ''),
+    ADMIN_TOKEN: adminToken(),
+    ...env,
+  };
+  delete childEnv.NODE_OPTIONS; // jest's VM flags are not the CLI's business
+  return new Promise((resolve) => {
+    execFile(
+      file,
+      args,
+      { env: childEnv, cwd: repoRoot, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** `node tools/cli/dist/main.js <args>`. */
+export const runCli = (args: string[], env: Record<string, string> = {}) =>
+  runCommand(process.execPath, [cliPath, ...args], env);

@@ -1,5 +1,5 @@
 // Telemetry of recording (STYLE: domain facts with units, never personal data): the
-// events.accepted and events.recorded counters by route, dedup.redis_errors, and the
+// events.accepted and events.recorded counters by route, redis.failures (use dedup), and the
 // events.record span. Metrics and spans go to in-memory readers, as the SDK would export them.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { metrics, trace } from '@opentelemetry/api';
@@ -127,12 +127,12 @@ describe('recording telemetry', () => {
 });
 
 describe('dedup fast-path telemetry', () => {
-  it('when Redis is down, then dedup.redis_errors counts the failures', async () => {
+  it('when Redis is down, then redis.failures counts the failures', async () => {
     const down = await startEventsService({ redisUrl: 'redis://127.0.0.1:9' });
     try {
       const { tenantId, token } = down.newTenant();
       const contact = await down.contacts.createContact(tenantId, { externalId: 'u' });
-      const before = await valueFor('dedup.redis_errors', { operation: 'lookup' });
+      const before = await valueFor('redis.failures', { use: 'dedup', operation: 'lookup' });
 
       const res = await down.record('by-contact-id', token, {
         contactId: contact.id,
@@ -142,8 +142,10 @@ describe('dedup fast-path telemetry', () => {
       });
 
       expect(res.status).toBe(202);
-      expect(await valueFor('dedup.redis_errors', { operation: 'lookup' })).toBe(before + 1);
-      expect((await metric('dedup.redis_errors'))?.unit).toBe('{error}');
+      expect(await valueFor('redis.failures', { use: 'dedup', operation: 'lookup' })).toBe(
+        before + 1,
+      );
+      expect((await metric('redis.failures'))?.unit).toBe('{error}');
     } finally {
       await down.close();
     }

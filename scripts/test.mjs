@@ -11,6 +11,7 @@ import {
   ingressUrl,
   kafkaBrokers,
   ports,
+  redisClusterNodes,
   redisUrl,
   serviceUrl,
   up,
@@ -55,6 +56,7 @@ try {
     HERALD_INGRESS_URL: ingressUrl,
     HERALD_POSTGRES_URL: `postgres://herald@127.0.0.1:${ports.postgres}`,
     REDIS_URL: redisUrl,
+    HERALD_REDIS_CLUSTER_NODES: redisClusterNodes,
     KAFKA_BROKERS: kafkaBrokers,
     AUTH_JWKS_URL: `${serviceUrl('auth')}/.well-known/jwks.json`,
   };

@@ -37,6 +37,7 @@ export const portEnvVars = {
   ingress: 'HERALD_PORT',
   postgres: 'HERALD_PG_PORT',
   redis: 'HERALD_REDIS_PORT',
+  redisCluster: 'HERALD_REDIS_CLUSTER_PORT',
   kafka: 'HERALD_KAFKA_PORT',
   kafkaController: 'HERALD_KAFKA_CONTROLLER_PORT',
 };
@@ -45,6 +46,8 @@ export const ports = Object.freeze({
   ingress: portFromEnv(portEnvVars.ingress, 8080),
   postgres: portFromEnv(portEnvVars.postgres, 55432),
   redis: portFromEnv(portEnvVars.redis, 56379),
+  /** The first of the three masters of the local Redis Cluster (56380, 56381, 56382). */
+  redisCluster: portFromEnv(portEnvVars.redisCluster, 56380),
   kafka: portFromEnv(portEnvVars.kafka, 59092),
   kafkaController: portFromEnv(portEnvVars.kafkaController, 59093),
 });
@@ -52,6 +55,15 @@ export const ports = Object.freeze({
 export const ingressUrl = `http://${host}:${ports.ingress}`;
 export const postgresUser = 'herald';
 export const redisUrl = `redis://${host}:${ports.redis}`;
+/**
+ * A real three-master Redis Cluster beside the single node, so the scripts that must run
+ * unchanged on production's Cluster are tested on one (comma list of seed nodes).
+ */
+export const REDIS_CLUSTER_MASTERS = 3;
+export const redisClusterNodes = Array.from(
+  { length: REDIS_CLUSTER_MASTERS },
+  (_, i) => `redis://${host}:${ports.redisCluster + i}`,
+).join(',');
 export const kafkaBrokers = `${host}:${ports.kafka}`;
 
 /** postgres://herald@127.0.0.1:55432/<database> (trust authentication on loopback: no password). */

@@ -1,9 +1,17 @@
-// Redis: redis-server on 127.0.0.1:56379, daemonized, append-only, files in .herald/redis.
-// Written as a list of instances so that a Redis Cluster (several masters, each its own folder,
-// port and `cluster-enabled yes`) is one more entry plus a `redis-cli --cluster create` step.
+// Redis: redis-server on 127.0.0.1:56379, daemonized, append-only, files in .herald/redis, and a
+// three-master Redis Cluster on 56380-56382 (.herald/redis-cluster-N), the shape production runs,
+// for the tests of the scripts that must work unchanged on a Cluster.
 import net from 'node:net';
 import path from 'node:path';
-import { dataDir, host, infraDir, logDir, portEnvVars, ports } from './config.mjs';
+import {
+  REDIS_CLUSTER_MASTERS,
+  dataDir,
+  host,
+  infraDir,
+  logDir,
+  portEnvVars,
+  ports,
+} from './config.mjs';
 import {
   StackError,
   assertPortFree,
@@ -32,6 +40,30 @@ export function redisInstances() {
       logFile: path.join(logDir, 'redis.log'),
       extra: '',
     },
+    ...Array.from({ length: REDIS_CLUSTER_MASTERS }, (_, i) => {
+      const name = `redis-cluster-${i + 1}`;
+      const clusterDir = path.join(dataDir, name);
+      return {
+        name,
+        port: ports.redisCluster + i,
+        portEnvVar: portEnvVars.redisCluster,
+        dir: clusterDir,
+        confFile: path.join(clusterDir, 'redis.conf'),
+        pidFile: path.join(clusterDir, 'redis.pid'),
+        logFile: path.join(logDir, `${name}.log`),
+        cluster: true,
+        extra: [
+          'cluster-enabled yes',
+          // The bus port defaults to port + 10000, past 65535 here: 56390-56392 instead.
+          `cluster-port ${ports.redisCluster + 10 + i}`,
+          'cluster-config-file nodes.conf',
+          'cluster-node-timeout 5000',
+          // Three masters and no replicas: losing one is losing a third of the slots, and the
+          // local stack should say so rather than limp on.
+          'cluster-require-full-coverage yes',
+        ].join('\n'),
+      };
+    }),
   ];
 }
 
@@ -114,9 +146,66 @@ async function ensureInstance(bins, inst) {
   return result;
 }
 
+/** Joins the cluster instances into one Cluster the first time (nodes.conf remembers it). */
+async function ensureClusterFormed(bins) {
+  const masters = redisInstances().filter((i) => i.cluster);
+  const info = await redisBulk(masters[0].port, ['CLUSTER', 'INFO']).catch(() => '');
+  if (/cluster_state:ok/.test(info)) return;
+  const known = Number(/cluster_known_nodes:(\d+)/.exec(info)?.[1] ?? 0);
+  if (known <= 1) {
+    say(`redis-cluster: creating a Cluster of ${masters.length} masters`);
+    await run(
+      bins.redisCli,
+      [
+        '--cluster',
+        'create',
+        ...masters.map((m) => `${host}:${m.port}`),
+        '--cluster-replicas',
+        '0',
+        '--cluster-yes',
+      ],
+      { timeoutMs: 60000 },
+    );
+  }
+  await waitFor(
+    async () => /cluster_state:ok/.test(await redisBulk(masters[0].port, ['CLUSTER', 'INFO'])),
+    { timeoutMs: 30000, what: 'the Redis Cluster to report cluster_state:ok' },
+  );
+}
+
+/** A bulk-string reply, whole (CLUSTER INFO is several lines). */
+function redisBulk(port, args) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port });
+    let buf = '';
+    socket.setTimeout(1000, () => {
+      socket.destroy();
+      reject(new Error('redis: timeout'));
+    });
+    socket.once('connect', () => {
+      socket.write(
+        `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`,
+      );
+    });
+    socket.on('data', (d) => {
+      buf += d;
+      const header = /^\$(\d+)\r\n/.exec(buf);
+      if (header && buf.length >= header[0].length + Number(header[1])) {
+        socket.destroy();
+        resolve(buf.slice(header[0].length, header[0].length + Number(header[1])));
+      } else if (buf.startsWith('-')) {
+        socket.destroy();
+        reject(new Error(buf.trim()));
+      }
+    });
+    socket.once('error', reject);
+  });
+}
+
 export async function ensureRedis(bins) {
   const results = [];
   for (const inst of redisInstances()) results.push(await ensureInstance(bins, inst));
+  await ensureClusterFormed(bins);
   return results.includes('started')
     ? 'started'
     : results.includes('restarted')

@@ -42,6 +42,8 @@ function findJava() {
 const REQUIREMENTS = {
   postgres: { find: findPostgresBin, apt: 'postgresql' },
   redis: { find: () => which('redis-server', SBIN), apt: 'redis-server' },
+  // Forms the local Redis Cluster (redis-server depends on it; listed for a trimmed install).
+  redisCli: { find: () => which('redis-cli'), apt: 'redis-tools' },
   nginx: { find: () => which('nginx', SBIN), apt: 'nginx' },
   java: { find: findJava, apt: 'default-jre-headless' },
   mvn: { find: () => which('mvn'), apt: 'maven' },

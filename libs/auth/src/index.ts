@@ -1,4 +1,4 @@
-export { principalOf, requireScope } from './middleware.js';
+export { assertScope, authenticate, principalOf, requireScope } from './middleware.js';
 export { DEFAULT_SECRET_KEY_SCOPES, PUBLISHABLE_KEY_SCOPES, SCOPES, type Scope } from './scopes.js';
 export {
   CLAIMS,
@@ -13,3 +13,9 @@ export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } fr
 export { requireAdminToken, requireServiceToken } from './admin.js';
 export { operatorAndServiceTokensEnv, tokenVerifierEnv } from './env.js';
 export { authTenantDirectory, type TenantDirectory } from './tenant-directory.js';
+export {
+  REVOCATION_LIST_WINDOW_SECONDS,
+  createRevocationList,
+  type RevocationList,
+  type RevocationListOptions,
+} from './revocations.js';

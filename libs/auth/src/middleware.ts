@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { errors } from '@herald/errors';
 import type { Scope } from './scopes.js';
 import type { Principal } from './token.js';
@@ -7,23 +7,37 @@ import type { TokenVerifier } from './verifier.js';
 const BEARER = /^Bearer ([A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+)$/;
 
 /**
- * Authenticates the bearer token and checks the route's scope: 401 unauthenticated for a
- * missing, malformed, expired or forged token; 403 insufficient_scope naming the scope.
+ * The caller's bearer token, verified: 401 unauthenticated for a missing, malformed, expired,
+ * forged or revoked token. Stores the principal for `principalOf`.
  */
+export async function authenticate(
+  req: Request,
+  res: Response,
+  verifier: TokenVerifier,
+): Promise<Principal> {
+  const match = BEARER.exec(req.get('authorization') ?? '');
+  if (!match) throw errors.unauthenticated();
+  const principal = await verifier.verify(match[1]!);
+  res.locals.principal = principal;
+  return principal;
+}
+
+/** 403 insufficient_scope naming the scope the key lacks (decisions D.7). */
+export function assertScope(principal: Principal, scope: Scope): void {
+  if (!principal.scopes.has(scope)) throw errors.insufficientScope(scope);
+}
+
+/** Authentication and the route's scope, for routes outside the request budgets. */
 export function requireScope(verifier: TokenVerifier, scope: Scope): RequestHandler {
   return async (req, res, next) => {
-    const match = BEARER.exec(req.get('authorization') ?? '');
-    if (!match) throw errors.unauthenticated();
-    const principal = await verifier.verify(match[1]!);
-    if (!principal.scopes.has(scope)) throw errors.insufficientScope(scope);
-    res.locals.principal = principal;
+    assertScope(await authenticate(req, res, verifier), scope);
     next();
   };
 }
 
-/** The principal `requireScope` stored; routes call this after it ran. */
+/** The principal `authenticate` stored; routes call this after it ran. */
 export function principalOf(res: Response): Principal {
   const principal = res.locals.principal as Principal | undefined;
-  if (!principal) throw new Error('principalOf called on a route without requireScope');
+  if (!principal) throw new Error('principalOf called on a route without authentication');
   return principal;
 }

@@ -6,6 +6,7 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import { errors } from '@herald/errors';
+import type { RevocationList } from './revocations.js';
 import { CLAIMS, TOKEN_ALGORITHM, TOKEN_TYPE, type Principal } from './token.js';
 
 export interface TokenVerifierOptions {
@@ -19,6 +20,8 @@ export interface TokenVerifierOptions {
   jwksCacheMaxAgeMs?: number;
   /** Tests inject a local key set; production fetches the JWKS. */
   keySet?: JWTVerifyGetKey;
+  /** Keys whose tokens are refused although validly signed (decisions D.6). */
+  revocations?: Pick<RevocationList, 'isRevoked'>;
 }
 
 export interface TokenVerifier {
@@ -107,6 +110,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         typeof payload.jti !== 'string'
       ) {
         throw errors.unauthenticated();
+      }
+      if (options.revocations?.isRevoked(clientId)) {
+        throw errors.unauthenticated('the API key of this access token was revoked');
       }
       return {
         tenantId,

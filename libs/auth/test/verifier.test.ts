@@ -183,6 +183,24 @@ describe('createTokenVerifier', () => {
   });
 });
 
+describe('createTokenVerifier with a revocation list', () => {
+  it('when the key of a validly signed token is revoked, then it is 401 unauthenticated', async () => {
+    const token = await sign(published[0]!);
+    const revoked = createTokenVerifier({
+      jwksUrl,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      revocations: { isRevoked: (clientId) => clientId === 'ck_test' },
+    });
+    await expect(verifier().verify(token)).resolves.toMatchObject({ clientId: 'ck_test' });
+    await expect(revoked.verify(token)).rejects.toMatchObject({
+      status: 401,
+      code: 'unauthenticated',
+      message: 'the API key of this access token was revoked',
+    });
+  });
+});
+
 describe('requireScope', () => {
   async function call(authorization?: string) {
     const app = express();

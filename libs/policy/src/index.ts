@@ -1,4 +1,23 @@
 export {
+  budgetKey,
+  createApiPolicy,
+  type ApiPolicy,
+  type ApiPolicyDeps,
+  type GuardOptions,
+} from './api-policy.js';
+export {
+  budgetKindOf,
+  rateBudgetsEnv,
+  rateBudgetsFrom,
+  type BudgetKind,
+  type RateBudgets,
+} from './budgets.js';
+export {
+  billingSubscriptions,
+  type BillingSubscriptionsOptions,
+  type SubscriptionSource,
+} from './subscription-source.js';
+export {
   SUBSCRIPTION_MIRROR_TTL_MS,
   decodeSnapshot,
   encodeSnapshot,
@@ -7,3 +26,4 @@ export {
   type SubscriptionSnapshot,
   type SubscriptionState,
 } from './subscription-state.js';
+export { returnTokens, takeTokens, type BucketLimits, type BucketResult } from './token-bucket.js';

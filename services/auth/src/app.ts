@@ -30,7 +30,7 @@ export async function createApp(deps: AuthAppDeps): Promise<Express> {
       mountJwksRoute(app, deps.signer.jwks);
       mountTokenRoutes(app, { apiKeys, hasher: deps.hasher, signer: deps.signer, decoyHash });
       mountAdminRoutes(app, { tenants, apiKeys, hasher: deps.hasher, adminToken: deps.adminToken });
-      mountInternalRoutes(app, { tenants, serviceToken: deps.serviceToken });
+      mountInternalRoutes(app, { tenants, apiKeys, serviceToken: deps.serviceToken });
     },
   });
 }

@@ -64,6 +64,17 @@ export function createApiKeysRepository(pool: Pool) {
       );
       return rowCount === 1;
     },
+
+    /** ClientIDs revoked in the last `seconds` (their tokens may still be unexpired). */
+    async revokedWithin(seconds: number): Promise<string[]> {
+      const { rows } = await pool.query<{ client_id: string }>(
+        `select client_id from api_keys
+         where revoked_at is not null and revoked_at > now() - make_interval(secs => $1)
+         order by revoked_at`,
+        [seconds],
+      );
+      return rows.map((r) => r.client_id);
+    },
   };
 }
 

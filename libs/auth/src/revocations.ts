@@ -1,0 +1,83 @@
+import { TOKEN_TTL_SECONDS } from './token.js';
+
+/**
+ * How far back the revocation list reaches: a token lives 900 s, plus a minute for clock
+ * tolerance and slow polls. A key revoked earlier has no unexpired token left.
+ */
+export const REVOCATION_LIST_WINDOW_SECONDS = TOKEN_TTL_SECONDS + 60;
+
+interface WarnLogger {
+  warn(obj: object, msg: string): void;
+}
+
+export interface RevocationListOptions {
+  /** The auth service, e.g. http://auth:8080; the list is at /internal/v1/revoked-keys. */
+  authUrl: string;
+  serviceToken: string;
+  logger: WarnLogger;
+  /** Poll period; decisions D.6 allows 5 s from revocation to refusal. Default 1 s. */
+  intervalMs?: number;
+}
+
+/** The keys revoked recently enough that tokens issued for them may still be unexpired. */
+export interface RevocationList {
+  isRevoked(clientId: string): boolean;
+  /** Fetches once (so a fresh process starts with the list) and then polls until close. */
+  start(): Promise<void>;
+  close(): void;
+}
+
+/**
+ * Polled, not looked up per request: refusing a revoked key's tokens costs a Set lookup, and
+ * an auth outage keeps the last list (a key cannot be revoked while auth is down anyway).
+ */
+export function createRevocationList(options: RevocationListOptions): RevocationList {
+  const { authUrl, serviceToken, logger, intervalMs = 1_000 } = options;
+  const url = new URL('/internal/v1/revoked-keys', authUrl);
+  let revoked = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  let failingSince: number | null = null;
+  let closed = false;
+
+  async function refresh(): Promise<void> {
+    try {
+      const res = await fetch(url, {
+        headers: { authorization: `Bearer ${serviceToken}` },
+        signal: AbortSignal.timeout(Math.max(intervalMs, 2_000)),
+      });
+      if (!res.ok) throw new Error(`revocation list answered ${res.status}`);
+      const answer: unknown = await res.json();
+      const body = (answer ?? {}) as { clientIds?: unknown };
+      if (!Array.isArray(body.clientIds)) throw new Error('revocation list: unexpected body');
+      revoked = new Set(body.clientIds.filter((c): c is string => typeof c === 'string'));
+      if (failingSince !== null) logger.warn({}, 'revocation list: auth answers again');
+      failingSince = null;
+    } catch (err) {
+      // Logged when it starts failing and once a minute after, not every second.
+      const now = Date.now();
+      if (failingSince === null || now - failingSince >= 60_000) {
+        failingSince = now;
+        logger.warn({ err }, 'revocation list: cannot reach auth; keeping the last list');
+      }
+    }
+  }
+
+  async function loop(): Promise<void> {
+    await refresh();
+    if (closed) return;
+    timer = setTimeout(() => void loop(), intervalMs);
+    timer.unref();
+  }
+
+  return {
+    isRevoked: (clientId) => revoked.has(clientId),
+    async start() {
+      await loop();
+    },
+    close() {
+      closed = true;
+      clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import type { RequestHandler, Response } from 'express';
+import { assertScope, authenticate, type Scope, type TokenVerifier } from '@herald/auth';
+import { SubscriptionSuspendedError, errors } from '@herald/errors';
+import { createRedisGuard, taggedKey, type Redis } from '@herald/redis';
+import { meter } from '@herald/telemetry';
+import { budgetKindOf, type RateBudgets } from './budgets.js';
+import type { SubscriptionSource } from './subscription-source.js';
+import {
+  decodeSnapshot,
+  subscriptionKey,
+  type SubscriptionSnapshot,
+} from './subscription-state.js';
+import { takeTokens, type BucketResult } from './token-bucket.js';
+
+interface WarnLogger {
+  warn(obj: object, msg: string): void;
+}
+
+export interface ApiPolicyDeps {
+  verifier: TokenVerifier;
+  redis: Redis;
+  budgets: RateBudgets;
+  /** Asked when the Redis mirror has no snapshot (flushed, restarted) or Redis is down. */
+  subscriptions: SubscriptionSource;
+  logger: WarnLogger;
+}
+
+export interface GuardOptions {
+  scope: Scope;
+  /**
+   * Whether the route still works for a suspended Tenant. Reads always do; among writes only
+   * the two erase routes (spec 3, decisions G.3).
+   */
+  allowedWhileSuspended?: boolean;
+}
+
+/**
+ * The rules every public route obeys, in this order: 401 (token), 429 (the key's budget),
+ * 403 (scope), 402 (the Tenant's subscription, on writes). The budget and, on writes, the
+ * subscription mirror are read in one pipelined round trip to Redis.
+ */
+export interface ApiPolicy {
+  guard(options: GuardOptions): RequestHandler;
+}
+
+/** `herald:{ClientID}:budget:read|write`: tagged by ClientID, one Cluster slot per key. */
+export const budgetKey = (clientId: string, kind: string) =>
+  taggedKey('herald', clientId, 'budget', kind);
+
+export function createApiPolicy(deps: ApiPolicyDeps): ApiPolicy {
+  const { redis, budgets, subscriptions } = deps;
+  // Redis away: requests are served (fail open); counted in redis.failures{use=policy}.
+  const guard = createRedisGuard({
+    use: 'policy',
+    logger: deps.logger,
+    fallback: 'rate budgets are not enforced (fail open); subscriptions come from billing',
+    // Generous: a busy event loop must not be mistaken for a Redis failure.
+    timeoutMs: 500,
+  });
+  const failOpen = meter('herald.policy').createCounter('policy.fail_open', {
+    unit: '{request}',
+    description:
+      'Requests served without a rule being checked because its store was unreachable (attribute rule: budget or subscription)',
+  });
+
+  async function subscriptionOf(
+    tenantId: string,
+    mirrored: PromiseSettledResult<string | null> | null,
+  ): Promise<SubscriptionSnapshot | null> {
+    const snapshot = mirrored?.status === 'fulfilled' ? decodeSnapshot(mirrored.value) : null;
+    return snapshot ?? subscriptions.fetch(tenantId);
+  }
+
+  return {
+    guard({ scope, allowedWhileSuspended = false }) {
+      return async (req, res, next) => {
+        const principal = await authenticate(req, res, deps.verifier);
+        const kind = budgetKindOf(req.method);
+        const limits = budgets[kind];
+        const checksSubscription = kind === 'write' && !allowedWhileSuspended;
+
+        // Issued in the same tick: node-redis writes both in one batch (one round trip to a
+        // single node; on a Cluster the two slots are asked in parallel).
+        const [budget, mirrored] = await Promise.allSettled([
+          guard.run('budget', () => takeTokens(redis, budgetKey(principal.clientId, kind), limits)),
+          checksSubscription
+            ? guard.run('subscription', () => redis.get(subscriptionKey(principal.tenantId)))
+            : Promise.resolve(null),
+        ]);
+
+        if (budget.status === 'fulfilled') {
+          setRateLimitHeaders(res, limits.burst, budget.value);
+          if (!budget.value.allowed) throw errors.rateLimited(budget.value.retryInMs / 1000);
+        } else {
+          failOpen.add(1, { rule: 'budget' });
+        }
+
+        assertScope(principal, scope);
+
+        if (checksSubscription) {
+          const snapshot = await subscriptionOf(principal.tenantId, mirrored);
+          if (snapshot === null) failOpen.add(1, { rule: 'subscription' });
+          else if (snapshot.state === 'suspended') throw new SubscriptionSuspendedError();
+        }
+        next();
+      };
+    },
+  };
+}
+
+/** decisions F.3, in seconds: Reset is when the bucket is full again. */
+function setRateLimitHeaders(res: Response, limit: number, result: BucketResult): void {
+  res.set({
+    'RateLimit-Limit': String(limit),
+    'RateLimit-Remaining': String(result.remaining),
+    'RateLimit-Reset': String(Math.ceil(result.fullInMs / 1000)),
+  });
+}

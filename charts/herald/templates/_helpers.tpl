@@ -1,0 +1,298 @@
+{{/*
+Herald's processes: what each one is, needs and calls. These are facts of the architecture
+(scripts/stack/services.mjs is the same list for the local stack), not settings, so they live
+here rather than in values. Keys are the process names used in resource names; `values` is the
+key under `.Values.services`.
+  image       the image name after image.registry/image.repositoryPrefix
+  command     what the container runs (from the service's package folder, its WORKDIR)
+  database    whose PostgreSQL database it uses; `migrate` when it owns the migration
+  secrets     shared secrets it gets, by key of the Secret
+  redis/kafka whether it talks to them
+  public      routed by the public ingress; `operator`: by the operator ingress
+  calls       the Herald services it calls (NetworkPolicy allows exactly these)
+*/}}
+{{- define "herald.processes" -}}
+auth:
+  values: auth
+  image: auth
+  command: [node, --import, "@herald/telemetry/register", dist/index.js]
+  database: auth
+  migrate: true
+  secrets: [ADMIN_TOKEN, SERVICE_TOKEN, AUTH_SIGNING_KEYS]
+  redis: true
+  kafka: false
+  public: true
+  operator: true
+  calls: []
+contacts:
+  values: contacts
+  image: contacts
+  command: [node, --import, "@herald/telemetry/register", dist/index.js]
+  database: contacts
+  migrate: true
+  secrets: [ADMIN_TOKEN, SERVICE_TOKEN]
+  redis: true
+  kafka: true
+  public: true
+  operator: true
+  # auth: tenants, JWKS, revocations; events: the internal export and erase; billing: subscriptions
+  calls: [auth, events, billing]
+events:
+  values: events
+  image: events
+  command: [node, --import, "@herald/telemetry/register", dist/index.js]
+  database: events
+  migrate: true
+  secrets: [ADMIN_TOKEN, SERVICE_TOKEN]
+  redis: true
+  kafka: true
+  public: true
+  operator: true
+  holdsContactData: true
+  # contacts: identity resolution
+  calls: [auth, contacts, billing]
+billing:
+  values: billing
+  image: billing
+  command: [node, --import, "@herald/telemetry/register", dist/index.js]
+  database: billing
+  migrate: true
+  secrets: [ADMIN_TOKEN, SERVICE_TOKEN]
+  redis: true
+  kafka: true
+  public: false
+  operator: true
+  calls: [auth]
+events-relay:
+  values: eventsRelay
+  image: events-relay
+  command: [node, --import, "@herald/telemetry/register", dist/relay.js]
+  database: events
+  migrate: false
+  secrets: []
+  redis: false
+  kafka: true
+  public: false
+  operator: false
+  calls: []
+{{- end }}
+
+{{/*
+The ingress routes, as the local nginx has them (scripts/stack/services.mjs; the chart check
+compares the two). Public: Exact and Prefix paths; operator: regular expressions, which only
+ingress-nginx understands (with use-regex, set by the operator Ingress itself; it anchors them
+at the start itself, and Kubernetes wants every path to start with "/").
+*/}}
+{{- define "herald.publicRoutes" -}}
+- {path: /v1/token, pathType: Exact, process: auth}
+- {path: /v1/contacts, pathType: Prefix, process: contacts}
+- {path: /v1/events/, pathType: Prefix, process: events}
+{{- end }}
+
+{{- define "herald.operatorRoutes" -}}
+- {path: "/admin/v1/tenants(/[^/]+/api-keys(/.*)?)?/?$", process: auth}
+- {path: "/admin/v1/tenants/[^/]+/organizations/?$", process: contacts}
+- {path: "/admin/v1/tenants/[^/]+/event-names/?$", process: events}
+- {path: "/admin/v1/tenants/[^/]+/billing(/[^/]+)?/?$", process: billing}
+{{- end }}
+
+{{- define "herald.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "herald.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* A resource name for one process: <fullname>-<suffix>. Takes (list root suffix). */}}
+{{- define "herald.resourceName" -}}
+{{- $root := index . 0 }}
+{{- printf "%s-%s" (include "herald.fullname" $root) (index . 1) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "herald.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Selector labels. Takes (list root component). */}}
+{{- define "herald.selectorLabels" -}}
+{{- $root := index . 0 -}}
+app.kubernetes.io/name: {{ include "herald.name" $root }}
+app.kubernetes.io/instance: {{ $root.Release.Name }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end }}
+
+{{/* Pod labels: the selector plus version and ownership, without the chart version. */}}
+{{- define "herald.podLabels" -}}
+{{- $root := index . 0 -}}
+{{ include "herald.selectorLabels" . }}
+app.kubernetes.io/version: {{ $root.Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: herald
+app.kubernetes.io/managed-by: {{ $root.Release.Service }}
+{{- end }}
+
+{{/* Labels of every resource. Takes (list root component). */}}
+{{- define "herald.labels" -}}
+{{ include "herald.podLabels" . }}
+helm.sh/chart: {{ include "herald.chart" (index . 0) }}
+{{- end }}
+
+{{/*
+One process's settings: `defaults` with its block of `services` merged over it (lists and
+scalars replace, maps merge). Takes (list root processName); returns YAML (use fromYaml).
+*/}}
+{{- define "herald.settings" -}}
+{{- $root := index . 0 }}
+{{- $process := index (include "herald.processes" $root | fromYaml) (index . 1) }}
+{{- $own := index $root.Values.services $process.values | default dict }}
+{{- mergeOverwrite (deepCopy $root.Values.defaults) (deepCopy $own) | toYaml }}
+{{- end }}
+
+{{/* The image of a process. Takes (list root process settings). */}}
+{{- define "herald.image" -}}
+{{- $root := index . 0 }}
+{{- $process := index . 1 }}
+{{- $image := (index . 2).image }}
+{{- $repository := $image.repository }}
+{{- if not $repository }}
+{{- $repository = printf "%s/%s" $root.Values.image.repositoryPrefix $process.image }}
+{{- if $root.Values.image.registry }}
+{{- $repository = printf "%s/%s" $root.Values.image.registry $repository }}
+{{- end }}
+{{- end }}
+{{- $tag := $image.tag | default $root.Values.image.tag | default $root.Chart.AppVersion }}
+{{- if $image.digest }}
+{{- printf "%s:%s@%s" $repository $tag $image.digest }}
+{{- else }}
+{{- printf "%s:%s" $repository $tag }}
+{{- end }}
+{{- end }}
+
+{{/* The name of the Secret holding the shared secrets. */}}
+{{- define "herald.secretName" -}}
+{{- .Values.secrets.existingSecret | default (include "herald.resourceName" (list . "secrets")) }}
+{{- end }}
+
+{{/* The in-cluster base URL of a Herald service. Takes (list root processName). */}}
+{{- define "herald.serviceUrl" -}}
+{{- printf "http://%s:%v" (include "herald.resourceName" .) (index . 0).Values.service.port }}
+{{- end }}
+
+{{/*
+DATABASE_URL of a process: from the database's own Secret when one is named (e.g. the `<cluster>-app`
+Secret of CloudNativePG), else from `secretName` under <DATABASE>_DATABASE_URL.
+Takes (list root databaseName secretName).
+*/}}
+{{- define "herald.databaseUrlEnv" -}}
+{{- $root := index . 0 }}
+{{- $database := index . 1 }}
+{{- $own := index $root.Values.databases $database -}}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      {{- if $own.existingSecret }}
+      name: {{ $own.existingSecret }}
+      key: {{ $own.key }}
+      {{- else }}
+      name: {{ index . 2 }}
+      key: {{ printf "%s_DATABASE_URL" (upper $database) }}
+      {{- end }}
+{{- end }}
+
+{{/* The Redis variable a process reads, by redis.mode. */}}
+{{- define "herald.redisVariable" -}}
+{{- if eq .Values.redis.mode "cluster" }}REDIS_CLUSTER_NODES{{ else }}REDIS_URL{{ end }}
+{{- end }}
+
+{{/* The /tmp volume a read-only root filesystem needs. Takes the process settings. */}}
+{{- define "herald.tmpVolume" -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: {{ .tmpSizeLimit }}
+{{- end }}
+
+{{/* A NetworkPolicy egress rule to an external dependency. Takes (list name rule). */}}
+{{- define "herald.externalEgress" -}}
+{{- $rule := index . 1 -}}
+# {{ index . 0 }}
+- ports:
+    {{- toYaml $rule.ports | nindent 4 }}
+  {{- with $rule.to }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
+
+{{/* The DNS egress rule. */}}
+{{- define "herald.dnsEgress" -}}
+# DNS
+- to:
+    {{- toYaml (list .Values.networkPolicy.dns) | nindent 4 }}
+  ports:
+    - port: 53
+      protocol: UDP
+    - port: 53
+      protocol: TCP
+{{- end }}
+
+{{/*
+The <DATABASE>_DATABASE_URL keys of a chart-made Secret: one for each database that an enabled
+process owns and that has no Secret of its own.
+*/}}
+{{- define "herald.databaseUrlData" -}}
+{{- range $name, $process := include "herald.processes" . | fromYaml }}
+{{- if and $process.migrate (include "herald.settings" (list $ $name) | fromYaml).enabled }}
+{{- if not (index $.Values.databases $process.database).existingSecret }}
+{{- $key := printf "%s_DATABASE_URL" (upper $process.database) }}
+{{ $key }}: {{ required (printf "secrets.databaseUrls.%s is required (or databases.%s.existingSecret)" $process.database $process.database) (index $.Values.secrets.databaseUrls $process.database) | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The ConfigMap data of one process, as YAML. Takes (list root processName). */}}
+{{- define "herald.configData" -}}
+{{- $root := index . 0 }}
+{{- $name := index . 1 }}
+{{- $processes := include "herald.processes" $root | fromYaml }}
+{{- $process := index $processes $name }}
+{{- $settings := include "herald.settings" (list $root $name) | fromYaml }}
+{{- $data := dict "HOST" $root.Values.config.listenHost "PORT" (toString $root.Values.containerPort) "LOG_LEVEL" $root.Values.config.logLevel }}
+{{- if $process.kafka }}
+{{- $_ := set $data "KAFKA_BROKERS" (join "," $root.Values.kafka.brokers) }}
+{{- end }}
+{{- range $callee := $process.calls }}
+{{- $_ := set $data (printf "SERVICE_URL_%s" (upper $callee)) (include "herald.serviceUrl" (list $root $callee)) }}
+{{- if eq $callee "auth" }}
+{{- $_ := set $data "AUTH_JWKS_URL" (printf "%s/.well-known/jwks.json" (include "herald.serviceUrl" (list $root "auth"))) }}
+{{- end }}
+{{- end }}
+{{- if eq $name "contacts" }}
+{{- $holders := list }}
+{{- range $other, $otherProcess := $processes }}
+{{- if and $otherProcess.holdsContactData (include "herald.settings" (list $root $other) | fromYaml).enabled }}
+{{- $holders = append $holders (include "herald.serviceUrl" (list $root $other)) }}
+{{- end }}
+{{- end }}
+{{- $_ := set $data "CONTACT_DATA_SERVICES" (join "," $holders) }}
+{{- end }}
+{{- with $root.Values.telemetry.otlpEndpoint }}
+{{- $_ := set $data "OTEL_EXPORTER_OTLP_ENDPOINT" . }}
+{{- end }}
+{{- with $root.Values.telemetry.resourceAttributes }}
+{{- $_ := set $data "OTEL_RESOURCE_ATTRIBUTES" . }}
+{{- end }}
+{{- range $key, $value := $settings.env }}
+{{- $_ := set $data $key (toString $value) }}
+{{- end }}
+{{- toYaml $data }}
+{{- end }}

@@ -285,8 +285,12 @@ process owns and that has no Secret of its own.
 {{- end }}
 {{- $_ := set $data "CONTACT_DATA_SERVICES" (join "," $holders) }}
 {{- end }}
+{{- $_ := set $data "OTEL_SERVICE_NAME" (printf "herald-%s" $name) }}
 {{- with $root.Values.telemetry.otlpEndpoint }}
 {{- $_ := set $data "OTEL_EXPORTER_OTLP_ENDPOINT" . }}
+{{- else }}
+{{- /* as the local stack does: no collector, no SDK at all */}}
+{{- $_ := set $data "OTEL_SDK_DISABLED" "true" }}
 {{- end }}
 {{- with $root.Values.telemetry.resourceAttributes }}
 {{- $_ := set $data "OTEL_RESOURCE_ATTRIBUTES" . }}

@@ -22,6 +22,11 @@ export const TOPICS = {
    * Contact (or organization) stay in order in one partition.
    */
   eventsRecorded: 'herald.events.recorded',
+  /**
+   * A Tenant's subscription state changed (a failed payment counted, suspended, reactivated).
+   * Log-compacted and keyed by Tenant id, so the latest state of every Tenant stays readable.
+   */
+  subscriptionsChanged: 'herald.subscriptions.changed',
 } as const;
 
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
@@ -32,6 +37,7 @@ export const TOPIC_SETTINGS: Record<Topic, { partitions: number; config: Record<
     [TOPICS.contactsChanged]: { partitions: 6, config: { 'cleanup.policy': 'compact' } },
     [TOPICS.contactsErased]: { partitions: 6, config: { 'cleanup.policy': 'delete' } },
     [TOPICS.eventsRecorded]: { partitions: 12, config: { 'cleanup.policy': 'delete' } },
+    [TOPICS.subscriptionsChanged]: { partitions: 6, config: { 'cleanup.policy': 'compact' } },
   };
 
 /** Topic definitions in the shape Kafka admin clients take (kafkajs `createTopics`). */
@@ -94,14 +100,31 @@ export const eventRecordedMessage = z.object({
   properties: z.record(z.string(), z.unknown()).nullable(),
 });
 
+/**
+ * The subscription state after a change. `schemaVersion` is this message's format; `version` is
+ * the subscription's own counter (+1 on every change, never reused), so `(tenantId, version)`
+ * names one change: consumers drop repeats of at-least-once delivery and older states by it.
+ */
+export const subscriptionChangedMessage = z.object({
+  schemaVersion: z.literal(1),
+  type: z.literal('subscription.changed'),
+  tenantId: z.uuid(),
+  state: z.enum(['active', 'suspended']),
+  consecutiveFailures: z.number().int().min(0),
+  version: z.number().int().min(1),
+  changedAt: timestamp,
+});
+
 export type ContactSnapshot = z.infer<typeof contactSnapshot>;
 export type EventRecordedMessage = z.infer<typeof eventRecordedMessage>;
 export type ContactChangedMessage = z.infer<typeof contactChangedMessage>;
 export type ContactErasedMessage = z.infer<typeof contactErasedMessage>;
+export type SubscriptionChangedMessage = z.infer<typeof subscriptionChangedMessage>;
 
 /** The schema of each topic's message values (null values are compaction tombstones). */
 export const MESSAGE_SCHEMAS = {
   [TOPICS.contactsChanged]: contactChangedMessage,
   [TOPICS.contactsErased]: contactErasedMessage,
   [TOPICS.eventsRecorded]: eventRecordedMessage,
+  [TOPICS.subscriptionsChanged]: subscriptionChangedMessage,
 } as const satisfies Record<Topic, z.ZodType>;

@@ -5,6 +5,7 @@ import {
   TOPICS,
   contactChangedMessage,
   contactErasedMessage,
+  subscriptionChangedMessage,
 } from '../src/index.js';
 
 const contact = {
@@ -46,5 +47,22 @@ describe('message contracts', () => {
       email: 'ada@example.com',
     });
     expect(JSON.stringify(parsed)).not.toContain('ada@example.com');
+  });
+
+  it('when a subscription change carries both versions, then it parses; a bad state does not', () => {
+    const message = {
+      schemaVersion: 1,
+      type: 'subscription.changed',
+      tenantId: '1c3e5a7b-2d4f-4b6a-8c0e-9f1a3b5c7d9e',
+      state: 'suspended',
+      consecutiveFailures: 3,
+      version: 3,
+      changedAt: '2026-11-22T01:24:46.123Z',
+    };
+    expect(subscriptionChangedMessage.parse(message)).toEqual(message);
+    expect(TOPIC_SETTINGS[TOPICS.subscriptionsChanged].config['cleanup.policy']).toBe('compact');
+    expect(() => subscriptionChangedMessage.parse({ ...message, state: 'cancelled' })).toThrow();
+    expect(() => subscriptionChangedMessage.parse({ ...message, schemaVersion: 2 })).toThrow();
+    expect(() => subscriptionChangedMessage.parse({ ...message, version: 0 })).toThrow();
   });
 });

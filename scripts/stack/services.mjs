@@ -60,6 +60,25 @@ export const services = [
     routes: [{ prefix: '/v1/events/' }, { regex: '^/admin/v1/tenants/[^/]+/event-names/?$' }],
   },
   {
+    // Subscription state (decisions G): PostgreSQL, mirrored to Redis for every service's write
+    // check; its outbox relay runs inside it.
+    name: 'billing',
+    port: 18084,
+    database: 'herald_billing',
+    entry: 'services/billing/dist/index.js',
+    migrate: 'services/billing/dist/migrate.js',
+    nodeArgs: ['--import', '@herald/telemetry/register'],
+    secrets: ['ADMIN_TOKEN', 'SERVICE_TOKEN'],
+    routes: [{ regex: '^/admin/v1/tenants/[^/]+/billing(/.*)?$' }],
+    topics: [
+      {
+        name: 'herald.subscriptions.changed',
+        partitions: 6,
+        config: { 'cleanup.policy': 'compact' },
+      },
+    ],
+  },
+  {
     // The events outbox relay: its own process (its own Deployment), publishing to Kafka. It has
     // no migration and no routes: it starts once events has migrated herald_events, and only
     // answers its probes (/healthz, /readyz) on its port.

@@ -1,0 +1,32 @@
+import type { Express } from 'express';
+import type { TenantDirectory } from '@herald/auth';
+import { pingDatabase, type Pool } from '@herald/db';
+import { createHttpApp, type Logger } from '@herald/http';
+import type { SubscriptionMirror } from './domain/redis-mirror.js';
+import { mountAdminRoutes } from './routes/admin.js';
+import { mountInternalRoutes } from './routes/internal.js';
+
+export interface BillingAppDeps {
+  pool: Pool;
+  logger: Logger;
+  /** The Redis copy every service reads; its failures never fail a request here. */
+  mirror: SubscriptionMirror;
+  tenantExists: TenantDirectory;
+  adminToken: string;
+  /** Opens the internal route the other services call when their Redis copy is missing. */
+  serviceToken: string;
+  /** Consecutive failed payments that suspend a Tenant (decisions G.1: 3). */
+  suspendAfterFailures: number;
+}
+
+export function createApp(deps: BillingAppDeps): Express {
+  return createHttpApp({
+    logger: deps.logger,
+    // Redis is not a readiness dependency: changes commit without it and sync later.
+    readiness: { database: () => pingDatabase(deps.pool) },
+    routes: (app) => {
+      mountAdminRoutes(app, deps);
+      mountInternalRoutes(app, deps);
+    },
+  });
+}

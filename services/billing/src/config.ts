@@ -1,0 +1,36 @@
+import { operatorAndServiceTokensEnv } from '@herald/auth';
+import { httpServerEnv, int, list, loadConfig, url, z } from '@herald/config';
+
+export const DEFAULT_PORT = 18084;
+
+/** What the migration command needs too. */
+const setupEnv = {
+  DATABASE_URL: url('postgres://herald@127.0.0.1:55432/herald_billing'),
+  KAFKA_BROKERS: list('127.0.0.1:59092'),
+};
+
+const schema = z.object({
+  ...httpServerEnv(DEFAULT_PORT),
+  ...setupEnv,
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
+  /** Where the subscription state is mirrored for every service's write check. */
+  REDIS_URL: url('redis://127.0.0.1:56379'),
+  REDIS_CLUSTER_NODES: list('').optional(),
+  ...operatorAndServiceTokensEnv,
+  /** The auth service, asked whether a Tenant exists (operator routes). */
+  SERVICE_URL_AUTH: url('http://127.0.0.1:18081'),
+  /** Consecutive failed payments that suspend a Tenant (decisions G.1). */
+  BILLING_SUSPEND_AFTER_FAILURES: int(3, 1),
+});
+
+export type BillingConfig = Readonly<z.output<typeof schema>>;
+
+export function loadBillingConfig(
+  env: Record<string, string | undefined> = process.env,
+): BillingConfig {
+  return loadConfig(schema, env);
+}
+
+export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {
+  return loadConfig(z.object(setupEnv), env);
+}

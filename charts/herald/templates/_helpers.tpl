@@ -93,7 +93,7 @@ at the start itself, and Kubernetes wants every path to start with "/").
 - {path: "/admin/v1/tenants(/[^/]+/api-keys(/.*)?)?/?$", process: auth}
 - {path: "/admin/v1/tenants/[^/]+/organizations/?$", process: contacts}
 - {path: "/admin/v1/tenants/[^/]+/event-names/?$", process: events}
-- {path: "/admin/v1/tenants/[^/]+/billing(/[^/]+)?/?$", process: billing}
+- {path: "/admin/v1/tenants/[^/]+/billing(/.*)?$", process: billing}
 {{- end }}
 
 {{- define "herald.name" -}}

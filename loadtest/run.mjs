@@ -1,0 +1,221 @@
+// `node loadtest/run.mjs <smoke|load|stress|spike|soak> [-- <k6 run options>]`: runs one k6
+// scenario and exits non-zero when its thresholds fail. Node built-ins only.
+//
+// - With BASE_URL, CLIENT_ID and CLIENT_SECRET set (staging), it runs against that target as is.
+// - Without them, against the local stack: a fresh Tenant, KEYS secret keys (1 for smoke, else
+//   2) with contacts:read contacts:write events:write, and an organization, made through the
+//   operator API at HERALD_INGRESS_URL (default: the stack's ingress) with ADMIN_TOKEN (default:
+//   .herald/admin-token).
+//
+// k6 is built from source by scripts/go-tools.mjs (K6_BINARY picks an installed k6 instead). It
+// runs locally only: no cloud output, no usage report, no extension downloads. The summary JSON
+// goes to .herald/loadtest/<scenario>-<time>.json.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { dataDir, ingressUrl } from '../scripts/stack/config.mjs';
+
+const SCENARIOS = ['smoke', 'load', 'stress', 'spike', 'soak'];
+const SCOPES = ['contacts:read', 'contacts:write', 'events:write'];
+/** Summary files kept per scenario in .herald/loadtest (older ones are removed). */
+const KEEP_SUMMARIES = 20;
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const outDir = path.join(dataDir, 'loadtest');
+
+class UsageError extends Error {}
+
+function parseArgs(argv) {
+  const [scenario, ...rest] = argv;
+  if (!SCENARIOS.includes(scenario)) {
+    throw new UsageError(
+      `usage: node loadtest/run.mjs <${SCENARIOS.join('|')}> [-- <k6 run options>]`,
+    );
+  }
+  const dashdash = rest.indexOf('--');
+  if (rest.length > 0 && dashdash !== 0) throw new UsageError(`unexpected argument ${rest[0]}`);
+  return { scenario, k6Args: rest.slice(1) };
+}
+
+/** The target from the environment (staging), or null for the local stack. */
+function stagingTarget() {
+  const names = ['BASE_URL', 'CLIENT_ID', 'CLIENT_SECRET'];
+  const set = names.filter((n) => process.env[n]);
+  if (set.length === 0) return null;
+  if (set.length < names.length) {
+    throw new UsageError(
+      `${set.join(', ')} set but not ${names.filter((n) => !set.includes(n)).join(', ')}: ` +
+        'set all three for a remote target, or none for the local stack',
+    );
+  }
+  return { BASE_URL: process.env.BASE_URL };
+}
+
+function positiveInt(name, fallback) {
+  const raw = process.env[name];
+  if (!raw) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name}=${raw} is not an integer >= 1`);
+  return n;
+}
+
+/** A fresh Tenant on the local stack with `keyCount` secret keys and one organization. */
+async function localTarget(scenario) {
+  const baseUrl = (process.env.HERALD_INGRESS_URL || ingressUrl).replace(/\/+$/, '');
+  const tokenFile = path.join(dataDir, 'admin-token');
+  let adminToken = process.env.ADMIN_TOKEN;
+  if (!adminToken) {
+    if (!fs.existsSync(tokenFile)) {
+      throw new UsageError(`no ${tokenFile}: start the local stack (npm start) or set ADMIN_TOKEN`);
+    }
+    adminToken = fs.readFileSync(tokenFile, 'utf8').trim();
+  }
+  const admin = async (route, body) => {
+    let res;
+    try {
+      res = await fetch(`${baseUrl}/admin/v1${route}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000),
+      });
+    } catch (err) {
+      throw new UsageError(
+        `the local stack does not answer at ${baseUrl} (${err.message}): npm start`,
+      );
+    }
+    if (res.status !== 201) {
+      throw new Error(`POST /admin/v1${route} answered ${res.status}: ${await res.text()}`);
+    }
+    return res.json();
+  };
+
+  const keyCount = positiveInt('KEYS', scenario === 'smoke' ? 1 : 2);
+  const tenant = await admin('/tenants', {
+    name: `loadtest ${scenario} ${new Date().toISOString()}`,
+  });
+  const keys = [];
+  for (let i = 0; i < keyCount; i += 1) {
+    keys.push(
+      await admin(`/tenants/${tenant.id}/api-keys`, {
+        kind: 'secret',
+        name: `loadtest ${i + 1}`,
+        scopes: SCOPES,
+      }),
+    );
+  }
+  const organization = await admin(`/tenants/${tenant.id}/organizations`, {
+    externalId: `loadtest-${randomBytes(4).toString('hex')}`,
+    name: 'Load test organization',
+  });
+  console.log(`local stack ${baseUrl}: tenant ${tenant.id}, ${keyCount} key(s)`);
+  return {
+    BASE_URL: baseUrl,
+    CLIENT_ID: keys.map((k) => k.clientId).join(','),
+    CLIENT_SECRET: keys.map((k) => k.secret).join(','),
+    ORGANIZATION_EXTERNAL_ID: organization.externalId,
+  };
+}
+
+async function k6Binary() {
+  if (process.env.K6_BINARY) return process.env.K6_BINARY;
+  const { ensureGoTool } = await import('../scripts/go-tools.mjs');
+  return ensureGoTool('k6');
+}
+
+function runK6(binary, args, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, { stdio: 'inherit', env });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
+}
+
+function pruneSummaries(scenario) {
+  const own = fs
+    .readdirSync(outDir)
+    .filter((f) => f.startsWith(`${scenario}-`) && f.endsWith('.json'))
+    .sort();
+  for (const f of own.slice(0, -KEEP_SUMMARIES)) fs.rmSync(path.join(outDir, f), { force: true });
+}
+
+/** Threshold results and headline figures from k6's summary data. */
+function digest(summary) {
+  const m = summary.metrics;
+  const thresholds = Object.values(m).flatMap((metric) =>
+    Object.values(metric.thresholds ?? {}).map((t) => t.ok),
+  );
+  const failedRequests = m.http_req_failed?.values ?? { passes: 0, fails: 0 };
+  return {
+    passed: thresholds.filter(Boolean).length,
+    failed: thresholds.filter((ok) => !ok).length,
+    requests: failedRequests.passes + failedRequests.fails,
+    failedRequests: failedRequests.passes,
+    rateLimited: m.herald_rate_limited?.values.count ?? 0,
+    checks: m.checks?.values ?? { passes: 0, fails: 0 },
+    seconds: summary.state.testRunDurationMs / 1000,
+  };
+}
+
+/** For `npm test`'s closing line: each threshold counts as one test. */
+function recordTestResult(scenario, { passed, failed }) {
+  const dir = process.env.HERALD_TEST_RESULTS_DIR;
+  if (!dir) return;
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(
+    path.join(dir, `loadtest-${scenario}.json`),
+    JSON.stringify({ name: `loadtest:${scenario}`, passed, failed, skipped: 0 }),
+  );
+}
+
+async function main() {
+  const { scenario, k6Args } = parseArgs(process.argv.slice(2));
+  const binary = await k6Binary(); // first: a failed build should not leave a Tenant behind
+  const target = stagingTarget() ?? (await localTarget(scenario));
+
+  fs.mkdirSync(outDir, { recursive: true });
+  const summaryFile = path.join(
+    outDir,
+    `${scenario}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
+  );
+  const env = {
+    ...process.env,
+    ...target,
+    SUMMARY_JSON: summaryFile,
+    K6_NO_USAGE_REPORT: 'true',
+    K6_AUTO_EXTENSION_RESOLUTION: 'false',
+  };
+  delete env.ADMIN_TOKEN; // k6 needs only the customer keys
+  const script = path.join(here, 'scenarios', `${scenario}.js`);
+  const quiet = process.stdout.isTTY ? [] : ['--quiet']; // no progress bars in CI logs
+  const code = await runK6(binary, ['run', '--no-usage-report', ...quiet, ...k6Args, script], env);
+
+  if (!fs.existsSync(summaryFile)) {
+    console.error(`loadtest ${scenario}: k6 exited with ${code} and wrote no summary`);
+    recordTestResult(scenario, { passed: 0, failed: 1 });
+    return code || 1;
+  }
+  pruneSummaries(scenario);
+  const d = digest(JSON.parse(fs.readFileSync(summaryFile, 'utf8')));
+  const verdict = code === 0 ? 'passed' : `FAILED (k6 exit ${code})`;
+  console.log(
+    `loadtest ${scenario} ${verdict}: ${d.passed} thresholds passed, ${d.failed} failed; ` +
+      `${d.requests} requests in ${d.seconds.toFixed(1)} s, ${d.failedRequests} failed, ` +
+      `${d.rateLimited} rate-limited; checks ${d.checks.passes} passed, ${d.checks.fails} failed`,
+  );
+  console.log(`summary: ${path.relative(process.cwd(), summaryFile)}`);
+  recordTestResult(scenario, {
+    passed: d.passed,
+    failed: d.failed + (code !== 0 && d.failed === 0 ? 1 : 0),
+  });
+  return code;
+}
+
+try {
+  process.exitCode = await main();
+} catch (err) {
+  console.error(err instanceof UsageError ? err.message : err);
+  process.exitCode = 2;
+}

@@ -70,6 +70,19 @@ export const list = (fallback: string) =>
     )
     .pipe(z.array(z.string()).min(1));
 
+/** A comma-separated list of URLs, empty by default, e.g. Redis Cluster seed nodes. */
+export const urlList = () =>
+  z
+    .string()
+    .default('')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((part) => part.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.url()));
+
 export const logLevel = z
   .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   .default('info');

@@ -129,8 +129,11 @@ export const errors = {
       code: 'payload_too_large',
       status: 413,
     }),
-  rateLimited: (retryAfterSeconds: number) =>
-    new AppError('request budget used up; retry after the number of seconds in Retry-After', {
+  rateLimited: (
+    retryAfterSeconds: number,
+    message = 'request budget used up; retry after the number of seconds in Retry-After',
+  ) =>
+    new AppError(message, {
       code: 'rate_limited',
       status: 429,
       headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },

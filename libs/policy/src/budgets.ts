@@ -11,18 +11,24 @@ export interface RateBudgets {
 
 export type BudgetKind = keyof RateBudgets;
 
+/** Production values (spec 8); the settings below default to them. */
+export const DEFAULT_RATE_BUDGETS: RateBudgets = {
+  read: { refillPerSecond: 100, burst: 200 },
+  write: { refillPerSecond: 100, burst: 1_000 },
+};
+
 const perSecond = (fallback: number) => z.coerce.number().positive().default(fallback);
 const burst = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
 /**
  * The budgets' settings, production values by default. Tests through the ingress run with
- * these; only component tests pass smaller ones in code.
+ * these; only the policy's own tests pass smaller ones in code.
  */
 export const rateBudgetsEnv = {
-  RATE_LIMIT_READ_REFILL_PER_SECOND: perSecond(100),
-  RATE_LIMIT_READ_BURST: burst(200),
-  RATE_LIMIT_WRITE_REFILL_PER_SECOND: perSecond(100),
-  RATE_LIMIT_WRITE_BURST: burst(1_000),
+  RATE_LIMIT_READ_REFILL_PER_SECOND: perSecond(DEFAULT_RATE_BUDGETS.read.refillPerSecond),
+  RATE_LIMIT_READ_BURST: burst(DEFAULT_RATE_BUDGETS.read.burst),
+  RATE_LIMIT_WRITE_REFILL_PER_SECOND: perSecond(DEFAULT_RATE_BUDGETS.write.refillPerSecond),
+  RATE_LIMIT_WRITE_BURST: burst(DEFAULT_RATE_BUDGETS.write.burst),
 };
 
 type RateBudgetsConfig = {

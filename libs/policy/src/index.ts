@@ -6,6 +6,7 @@ export {
   type GuardOptions,
 } from './api-policy.js';
 export {
+  DEFAULT_RATE_BUDGETS,
   budgetKindOf,
   rateBudgetsEnv,
   rateBudgetsFrom,
@@ -27,3 +28,4 @@ export {
   type SubscriptionState,
 } from './subscription-state.js';
 export { returnTokens, takeTokens, type BucketLimits, type BucketResult } from './token-bucket.js';
+export { publicApiEnv, startPublicApi, type PublicApi } from './public-api.js';

@@ -61,18 +61,17 @@ export async function takeTokens(
   limits: BucketLimits,
   cost = 1,
 ): Promise<BucketResult> {
-  const reply = (await TAKE.run(redis, [key], [limits.refillPerSecond, limits.burst, cost])) as [
-    number,
-    number,
-    number,
-    number,
-  ];
-  return {
-    allowed: reply[0] === 1,
-    remaining: reply[1],
-    fullInMs: reply[2],
-    retryInMs: reply[3],
-  };
+  const reply = await TAKE.run(redis, [key], [limits.refillPerSecond, limits.burst, cost]);
+  // Anything but the script's four integers is a broken Redis, not a verdict on the caller.
+  if (!isFourIntegers(reply)) {
+    throw new Error(`rate-limit script: unexpected reply ${JSON.stringify(reply)}`);
+  }
+  const [allowed, remaining, fullInMs, retryInMs] = reply;
+  return { allowed: allowed === 1, remaining, fullInMs, retryInMs };
+}
+
+function isFourIntegers(reply: unknown): reply is [number, number, number, number] {
+  return Array.isArray(reply) && reply.length === 4 && reply.every((n) => Number.isInteger(n));
 }
 
 /** Gives back tokens taken for an attempt that turned out not to count (capped at burst). */

@@ -1,3 +1,4 @@
+import { urlList, z } from '@herald/config';
 import { createClient, createCluster } from 'redis';
 
 export type RedisClient = ReturnType<typeof createClient>;
@@ -86,4 +87,18 @@ export async function waitForRedis(client: Redis, timeoutMs = 5_000): Promise<vo
  */
 export function taggedKey(prefix: string, tag: string, ...rest: string[]): string {
   return [prefix, `{${tag}}`, ...rest].join(':');
+}
+
+/**
+ * The variables of every service that uses Redis: one node (local stack) or, when
+ * REDIS_CLUSTER_NODES is set, a Cluster (production).
+ */
+export const redisEnv = {
+  REDIS_URL: z.url().default('redis://127.0.0.1:56379'),
+  /** Comma-separated seed nodes, e.g. `redis://redis-0:6379,redis://redis-1:6379`. */
+  REDIS_CLUSTER_NODES: urlList(),
+};
+
+export function redisFromConfig(config: { REDIS_URL: string; REDIS_CLUSTER_NODES: string[] }) {
+  return createRedis({ url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES });
 }

@@ -1,5 +1,7 @@
 export {
   createRedis,
+  redisEnv,
+  redisFromConfig,
   taggedKey,
   waitForRedis,
   type Redis,

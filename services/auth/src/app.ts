@@ -3,6 +3,7 @@ import { pingDatabase, type Pool } from '@herald/db';
 import { createHttpApp, type Logger } from '@herald/http';
 import { createApiKeysRepository } from './data/api-keys-repository.js';
 import { createTenantsRepository } from './data/tenants-repository.js';
+import type { ExchangeGuard } from './domain/exchange-guard.js';
 import type { SecretHasher } from './domain/secret-hasher.js';
 import type { TokenSigner } from './domain/signing-keys.js';
 import { makeDecoyHash } from './domain/token-exchange.js';
@@ -17,6 +18,7 @@ export interface AuthAppDeps {
   hasher: SecretHasher;
   adminToken: string;
   serviceToken: string;
+  exchangeGuard: ExchangeGuard;
 }
 
 export async function createApp(deps: AuthAppDeps): Promise<Express> {
@@ -28,7 +30,13 @@ export async function createApp(deps: AuthAppDeps): Promise<Express> {
     readiness: { database: () => pingDatabase(deps.pool) },
     routes: (app) => {
       mountJwksRoute(app, deps.signer.jwks);
-      mountTokenRoutes(app, { apiKeys, hasher: deps.hasher, signer: deps.signer, decoyHash });
+      mountTokenRoutes(app, {
+        apiKeys,
+        hasher: deps.hasher,
+        signer: deps.signer,
+        decoyHash,
+        guard: deps.exchangeGuard,
+      });
       mountAdminRoutes(app, { tenants, apiKeys, hasher: deps.hasher, adminToken: deps.adminToken });
       mountInternalRoutes(app, { tenants, apiKeys, serviceToken: deps.serviceToken });
     },

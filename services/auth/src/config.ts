@@ -1,5 +1,7 @@
 import { DEFAULT_AUDIENCE, DEFAULT_ISSUER, operatorAndServiceTokensEnv } from '@herald/auth';
 import { httpServerEnv, loadConfig, secret, url, z } from '@herald/config';
+import { redisEnv } from '@herald/redis';
+import type { ExchangeGuardLimits } from './domain/exchange-guard.js';
 
 export const DEFAULT_PORT = 18081;
 
@@ -20,6 +22,14 @@ const schema = z.object({
   AUTH_SIGNING_KEYS: secret(),
   AUTH_ISSUER: z.string().min(1).default(DEFAULT_ISSUER),
   AUTH_AUDIENCE: z.string().min(1).default(DEFAULT_AUDIENCE),
+  /** The exchange guard's buckets (decisions F.4). */
+  ...redisEnv,
+  /** Failed exchanges one ClientID may have at once, then one more per 60/refill seconds. */
+  EXCHANGE_GUARD_CLIENT_BURST: z.coerce.number().int().min(1).default(10),
+  EXCHANGE_GUARD_CLIENT_REFILL_PER_MINUTE: z.coerce.number().positive().default(10),
+  /** Failed exchanges one client address (an IPv6 /64) may have at once, then the refill. */
+  EXCHANGE_GUARD_ADDRESS_BURST: z.coerce.number().int().min(1).default(30),
+  EXCHANGE_GUARD_ADDRESS_REFILL_PER_MINUTE: z.coerce.number().positive().default(30),
 });
 
 export type AuthConfig = Readonly<z.output<typeof schema>>;
@@ -30,4 +40,17 @@ export function loadAuthConfig(env: Record<string, string | undefined> = process
 
 export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {
   return loadConfig(z.object(databaseEnv), env);
+}
+
+export function exchangeGuardLimits(config: AuthConfig): ExchangeGuardLimits {
+  return {
+    client: {
+      burst: config.EXCHANGE_GUARD_CLIENT_BURST,
+      refillPerSecond: config.EXCHANGE_GUARD_CLIENT_REFILL_PER_MINUTE / 60,
+    },
+    address: {
+      burst: config.EXCHANGE_GUARD_ADDRESS_BURST,
+      refillPerSecond: config.EXCHANGE_GUARD_ADDRESS_REFILL_PER_MINUTE / 60,
+    },
+  };
 }

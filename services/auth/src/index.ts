@@ -2,9 +2,11 @@
 // running before any module here loads.
 import { createPool } from '@herald/db';
 import { createLogger, startServer } from '@herald/http';
+import { redisFromConfig } from '@herald/redis';
 import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
-import { loadAuthConfig } from './config.js';
+import { exchangeGuardLimits, loadAuthConfig } from './config.js';
+import { createExchangeGuard } from './domain/exchange-guard.js';
 import { argon2Hasher } from './domain/secret-hasher.js';
 import { createTokenSigner } from './domain/signing-keys.js';
 
@@ -20,6 +22,8 @@ const signer = await createTokenSigner({
   issuer: config.AUTH_ISSUER,
   audience: config.AUTH_AUDIENCE,
 });
+// Connects in the background; while Redis is away, failed exchanges are not limited.
+const redis = redisFromConfig(config);
 const app = await createApp({
   pool,
   logger,
@@ -27,6 +31,7 @@ const app = await createApp({
   hasher: argon2Hasher,
   adminToken: config.ADMIN_TOKEN,
   serviceToken: config.SERVICE_TOKEN,
+  exchangeGuard: createExchangeGuard({ redis, limits: exchangeGuardLimits(config), logger }),
 });
 
 await startServer(app, {
@@ -35,5 +40,5 @@ await startServer(app, {
   logger,
   shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   handleSignals: true,
-  onShutdown: [() => pool.end(), shutdownTelemetry],
+  onShutdown: [() => pool.end(), () => Promise.resolve(redis.destroy()), shutdownTelemetry],
 });

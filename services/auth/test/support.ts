@@ -3,7 +3,10 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { createPool, runMigrations, type Pool } from '@herald/db';
 import { startServer, type RunningServer } from '@herald/http';
+import { createRedis } from '@herald/redis';
 import { createApp } from '../src/app.js';
+import { exchangeGuardLimits, loadAuthConfig } from '../src/config.js';
+import { createExchangeGuard, type ExchangeGuardLimits } from '../src/domain/exchange-guard.js';
 import { argon2Hasher, type SecretHasher } from '../src/domain/secret-hasher.js';
 import { createTokenSigner, type TokenSigner } from '../src/domain/signing-keys.js';
 
@@ -40,8 +43,30 @@ export interface TestAuthService {
   admin(path: string, body?: unknown): Promise<Response>;
 }
 
-/** The auth service in-process on port 0, against the real local PostgreSQL. */
-export async function startAuthService(signingKeys = [newSigningJwk()]): Promise<TestAuthService> {
+export interface StartOptions {
+  signingKeys?: object[];
+  /** The exchange guard's limits; default the production settings. */
+  guardLimits?: ExchangeGuardLimits;
+  /** The guard's Redis; default the local one. */
+  redisUrl?: string;
+}
+
+/** The production defaults of the settings (config.ts), as a deployment without overrides has. */
+export const DEFAULT_GUARD_LIMITS = exchangeGuardLimits(
+  loadAuthConfig({
+    ADMIN_TOKEN: 'x'.repeat(24),
+    SERVICE_TOKEN: 'x'.repeat(24),
+    AUTH_SIGNING_KEYS: 'x'.repeat(16),
+  }),
+);
+
+/**
+ * The auth service in-process on port 0, against the real local PostgreSQL and Redis. Its
+ * exchange guard has Redis keys of its own, so test files (and the stack's auth service, which
+ * sees the same 127.0.0.1) never share a client address's allowance.
+ */
+export async function startAuthService(options: StartOptions = {}): Promise<TestAuthService> {
+  const signingKeys = options.signingKeys ?? [newSigningJwk()];
   const pool = createPool({
     connectionString: `${process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432'}/herald_auth`,
     applicationName: 'auth-service-test',
@@ -54,6 +79,9 @@ export async function startAuthService(signingKeys = [newSigningJwk()]): Promise
   });
   const hasher = countingHasher();
   const logger = pino({ level: 'silent' });
+  const redis = createRedis({
+    url: options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:56379',
+  });
   const app = await createApp({
     pool,
     logger,
@@ -61,6 +89,12 @@ export async function startAuthService(signingKeys = [newSigningJwk()]): Promise
     hasher,
     adminToken: ADMIN_TOKEN,
     serviceToken: SERVICE_TOKEN,
+    exchangeGuard: createExchangeGuard({
+      redis,
+      logger,
+      limits: options.guardLimits ?? DEFAULT_GUARD_LIMITS,
+      keyPrefix: `herald-test-${randomUUID()}`,
+    }),
   });
   const running: RunningServer = await startServer(app, { host: '127.0.0.1', port: 0, logger });
   return {
@@ -71,6 +105,7 @@ export async function startAuthService(signingKeys = [newSigningJwk()]): Promise
     close: async () => {
       await running.close();
       await pool.end();
+      await redis.close();
     },
     admin: (path, body) =>
       fetch(`${running.url}/admin/v1${path}`, {

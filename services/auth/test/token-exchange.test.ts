@@ -157,8 +157,8 @@ describe('signing key rotation', () => {
   it('when a new key is put first, then it signs, and tokens of the old key still verify', async () => {
     const oldKey = newSigningJwk('old');
     const newKey = newSigningJwk('new');
-    const before = await startAuthService([oldKey]);
-    const after = await startAuthService([newKey, oldKey]);
+    const before = await startAuthService({ signingKeys: [oldKey] });
+    const after = await startAuthService({ signingKeys: [newKey, oldKey] });
     try {
       const t = await (await before.admin('/tenants', { name: 'Rotate' })).json();
       const key = await (

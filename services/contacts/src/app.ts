@@ -1,7 +1,8 @@
 import type { Express } from 'express';
-import type { TenantDirectory, TokenVerifier } from '@herald/auth';
+import type { TenantDirectory } from '@herald/auth';
 import { pingDatabase, type Pool } from '@herald/db';
 import { createHttpApp, type Logger } from '@herald/http';
+import type { ApiPolicy } from '@herald/policy';
 import { mountAdminRoutes } from './routes/admin.js';
 import { mountContactRoutes } from './routes/contacts.js';
 import { mountExportEraseRoutes } from './routes/export-erase.js';
@@ -10,7 +11,8 @@ import { mountInternalRoutes } from './routes/internal.js';
 export interface ContactsAppDeps {
   pool: Pool;
   logger: Logger;
-  verifier: TokenVerifier;
+  /** Tokens, rate budgets and subscription state of the public routes. */
+  policy: ApiPolicy;
   adminToken: string;
   serviceToken: string;
   tenantExists: TenantDirectory;

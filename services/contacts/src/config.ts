@@ -1,5 +1,7 @@
-import { operatorAndServiceTokensEnv, tokenVerifierEnv } from '@herald/auth';
-import { httpServerEnv, list, loadConfig, url, z } from '@herald/config';
+import { operatorAndServiceTokensEnv } from '@herald/auth';
+import { httpServerEnv, list, loadConfig, url, urlList, z } from '@herald/config';
+import { publicApiEnv } from '@herald/policy';
+import { redisEnv } from '@herald/redis';
 
 export const DEFAULT_PORT = 18082;
 
@@ -14,23 +16,14 @@ const schema = z.object({
   ...setupEnv,
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
   ...operatorAndServiceTokensEnv,
-  ...tokenVerifierEnv,
-  /** The auth service, asked whether a Tenant exists. */
-  SERVICE_URL_AUTH: url('http://127.0.0.1:18081'),
+  ...publicApiEnv,
+  /** Rate budgets and the subscription mirror. */
+  ...redisEnv,
   /**
    * Services that hold data about Contacts (the events service): the export streams their
    * lines after the Contact's, and an erasure erases there first. Comma-separated base URLs.
    */
-  CONTACT_DATA_SERVICES: z
-    .string()
-    .default('')
-    .transform((s) =>
-      s
-        .split(',')
-        .map((p) => p.trim())
-        .filter(Boolean),
-    )
-    .pipe(z.array(z.url())),
+  CONTACT_DATA_SERVICES: urlList(),
 });
 
 export type ContactsConfig = Readonly<z.output<typeof schema>>;

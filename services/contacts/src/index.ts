@@ -1,10 +1,12 @@
 // Started as `node --import @herald/telemetry/register dist/index.js`, so telemetry is
 // running before any module here loads.
-import { authTenantDirectory, createTokenVerifier } from '@herald/auth';
+import { authTenantDirectory } from '@herald/auth';
 import { createPool } from '@herald/db';
 import { createLogger, startServer } from '@herald/http';
 import { createKafka, createProducer } from '@herald/kafka';
 import { createOutboxRelay } from '@herald/outbox';
+import { startPublicApi } from '@herald/policy';
+import { redisFromConfig } from '@herald/redis';
 import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { loadContactsConfig } from './config.js';
@@ -16,15 +18,12 @@ const pool = createPool({
   applicationName: 'herald-contacts',
   max: config.DATABASE_POOL_MAX,
 });
-const verifier = createTokenVerifier({
-  jwksUrl: config.AUTH_JWKS_URL,
-  issuer: config.AUTH_ISSUER,
-  audience: config.AUTH_AUDIENCE,
-});
+const redis = redisFromConfig(config);
+const publicApi = await startPublicApi(config, { redis, logger });
 const app = createApp({
   pool,
   logger,
-  verifier,
+  policy: publicApi.policy,
   adminToken: config.ADMIN_TOKEN,
   serviceToken: config.SERVICE_TOKEN,
   tenantExists: authTenantDirectory({
@@ -49,6 +48,8 @@ await startServer(app, {
   handleSignals: true,
   onShutdown: [
     () => relay.stop(),
+    () => Promise.resolve(publicApi.stop()),
+    () => redis.close(),
     () => producer.disconnect(),
     () => pool.end(),
     shutdownTelemetry,

@@ -7,7 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { SCOPES } from '@herald/auth';
 import { createPool, type Pool } from '@herald/db';
-import { startServer } from '@herald/http';
+import { startServer, type Logger } from '@herald/http';
+import { createApiPolicy, DEFAULT_RATE_BUDGETS, type ApiPolicy } from '@herald/policy';
+import { createRedis, type Redis } from '@herald/redis';
 import { createKafka, ensureTopics, type Kafka } from '@herald/kafka';
 import { topicSpecs, TOPICS } from '@herald/messages';
 import {
@@ -74,6 +76,23 @@ export interface StartOptions {
   database?: string;
 }
 
+/**
+ * The public routes' guard for component tests: production budgets on the local Redis, the
+ * test signer's tokens. Billing is not part of these tests, so every Tenant is active (the
+ * billing service and the 402 are tested in services/billing and end to end).
+ */
+export function testApiPolicy(signer: TestTokenSigner, redis: Redis, logger: Logger): ApiPolicy {
+  return createApiPolicy({
+    verifier: createTestVerifier(signer),
+    redis,
+    logger,
+    budgets: DEFAULT_RATE_BUDGETS,
+    subscriptions: {
+      fetch: () => Promise.resolve({ state: 'active', consecutiveFailures: 0, version: 0 }),
+    },
+  });
+}
+
 /** The contacts service in-process on port 0, against the real local PostgreSQL. */
 export async function startContactsService(
   options: StartOptions = {},
@@ -93,11 +112,11 @@ export async function startContactsService(
   const signer = createTestSigner();
   const logger = pino({ level: process.env.CONTACTS_TEST_LOG ?? 'silent' });
   const tenants = new Set<string>();
-  const verifier = createTestVerifier(signer);
+  const redis = createRedis({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:56379' });
   const app = createApp({
     pool,
     logger,
-    verifier,
+    policy: testApiPolicy(signer, redis, logger),
     adminToken: ADMIN_TOKEN,
     serviceToken: SERVICE_TOKEN,
     tenantExists: options.tenantExists ?? (async (tenantId) => tenants.has(tenantId.toLowerCase())),
@@ -117,6 +136,7 @@ export async function startContactsService(
     close: async () => {
       await running.close();
       await pool.end();
+      await redis.close();
     },
     tokenFor,
     newTenant: () => {

@@ -1,7 +1,8 @@
 import type { Express } from 'express';
-import type { TenantDirectory, TokenVerifier } from '@herald/auth';
+import type { TenantDirectory } from '@herald/auth';
 import { pingDatabase, type Pool } from '@herald/db';
 import { createHttpApp, type Logger } from '@herald/http';
+import type { ApiPolicy } from '@herald/policy';
 import type { Redis } from '@herald/redis';
 import { DEDUP_WINDOW_SECONDS } from './data/dedup-pruning.js';
 import { redisDedupCache } from './domain/dedup-cache.js';
@@ -14,7 +15,8 @@ import { mountInternalRoutes } from './routes/internal.js';
 export interface EventsAppDeps {
   pool: Pool;
   logger: Logger;
-  verifier: TokenVerifier;
+  /** Tokens, rate budgets and subscription state of the public routes. */
+  policy: ApiPolicy;
   /** The dedup fast path; PostgreSQL stays the authority, so Redis may be away. */
   redis: Redis;
   /** The contacts service's batch identity lookup: one call per request. */
@@ -31,7 +33,7 @@ export interface EventsAppDeps {
 export function createApp(deps: EventsAppDeps): Express {
   const recording = {
     pool: deps.pool,
-    verifier: deps.verifier,
+    policy: deps.policy,
     resolveIdentities: deps.resolveIdentities,
     dedupCache: redisDedupCache(deps.redis, { logger: deps.logger }),
     dedupWindowMs: deps.dedupWindowMs ?? DEDUP_WINDOW_SECONDS * 1000,

@@ -1,5 +1,7 @@
-import { operatorAndServiceTokensEnv, tokenVerifierEnv } from '@herald/auth';
+import { operatorAndServiceTokensEnv } from '@herald/auth';
 import { httpServerEnv, list, loadConfig, url, z } from '@herald/config';
+import { publicApiEnv } from '@herald/policy';
+import { redisEnv } from '@herald/redis';
 
 export const DEFAULT_PORT = 18083;
 export const DEFAULT_RELAY_PORT = 18085;
@@ -15,14 +17,11 @@ const schema = z.object({
   ...setupEnv,
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
   ...operatorAndServiceTokensEnv,
-  ...tokenVerifierEnv,
-  /** The auth service, asked whether a Tenant exists (operator routes). */
-  SERVICE_URL_AUTH: url('http://127.0.0.1:18081'),
+  ...publicApiEnv,
   /** The contacts service, which resolves every request's identities in one call. */
   SERVICE_URL_CONTACTS: url('http://127.0.0.1:18082'),
-  /** The dedup fast path; PostgreSQL stays authoritative when it is away. */
-  REDIS_URL: url('redis://127.0.0.1:56379'),
-  REDIS_CLUSTER_NODES: list('').optional(),
+  /** Rate budgets, the subscription mirror and the dedup fast path. */
+  ...redisEnv,
 });
 
 export type EventsConfig = Readonly<z.output<typeof schema>>;

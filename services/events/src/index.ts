@@ -1,9 +1,10 @@
 // Started as `node --import @herald/telemetry/register dist/index.js`, so telemetry is
 // running before any module here loads. The outbox relay is its own process (relay.ts).
-import { authTenantDirectory, createTokenVerifier } from '@herald/auth';
+import { authTenantDirectory } from '@herald/auth';
 import { createPool } from '@herald/db';
 import { createLogger, startServer } from '@herald/http';
-import { createRedis } from '@herald/redis';
+import { startPublicApi } from '@herald/policy';
+import { redisFromConfig } from '@herald/redis';
 import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { loadEventsConfig } from './config.js';
@@ -16,17 +17,14 @@ const pool = createPool({
   applicationName: 'herald-events',
   max: config.DATABASE_POOL_MAX,
 });
-const verifier = createTokenVerifier({
-  jwksUrl: config.AUTH_JWKS_URL,
-  issuer: config.AUTH_ISSUER,
-  audience: config.AUTH_AUDIENCE,
-});
-// Connects in the background and reconnects forever; while it is away, dedup is PostgreSQL's.
-const redis = createRedis({ url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES });
+// Connects in the background and reconnects forever; while it is away, dedup is PostgreSQL's
+// and the rate budgets are not enforced (fail open).
+const redis = redisFromConfig(config);
+const publicApi = await startPublicApi(config, { redis, logger });
 const app = createApp({
   pool,
   logger,
-  verifier,
+  policy: publicApi.policy,
   redis,
   resolveIdentities: contactsIdentityResolver({
     contactsUrl: config.SERVICE_URL_CONTACTS,
@@ -47,6 +45,7 @@ await startServer(app, {
   shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   handleSignals: true,
   onShutdown: [
+    () => Promise.resolve(publicApi.stop()),
     // No request is in flight any more: nothing waits for Redis.
     () => Promise.resolve(redis.destroy()),
     () => pool.end(),

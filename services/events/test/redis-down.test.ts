@@ -12,9 +12,11 @@ import { startEventsService, storedState, uniqueEmail, type TestEventsService } 
 const OCCURRED = '2026-03-04T05:06:07.123Z';
 
 /**
- * A Redis that completes the client's connection handshake (every command but the dedup ones gets
- * +OK) and then never answers MGET or SET: a Redis that hangs.
+ * A Redis that completes the client's connection handshake (every command but the data ones gets
+ * +OK) and then never answers MGET, GET, SET or a script: a Redis that hangs.
  */
+const HANGS = new Set(['MGET', 'GET', 'SET', 'EVALSHA', 'EVAL']);
+
 async function startHangingRedis(): Promise<{ url: string; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
@@ -26,7 +28,7 @@ async function startHangingRedis(): Promise<{ url: string; close(): Promise<void
         .toString('latin1')
         .matchAll(/\*\d+\r\n\$\d+\r\n([A-Za-z]+)\r\n/g)) {
         const command = name!.toUpperCase();
-        if (command !== 'MGET' && command !== 'SET') socket.write('+OK\r\n');
+        if (!HANGS.has(command)) socket.write('+OK\r\n');
       }
     });
   });

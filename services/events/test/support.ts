@@ -15,7 +15,6 @@ import { createRedis, waitForRedis, type Redis } from '@herald/redis';
 import {
   createTestRequester,
   createTestSigner,
-  createTestVerifier,
   prepareTestDatabase,
   signTestAccessToken,
   TEST_AUDIENCE,
@@ -26,6 +25,7 @@ import {
   type TokenOptions,
 } from '@herald/testing';
 import { createApp as createContactsApp } from '../../contacts/src/app.js';
+import { testApiPolicy } from '../../contacts/test/support.js';
 import { createApp, type EventsAppDeps } from '../src/app.js';
 import { contactsIdentityResolver } from '../src/domain/identities.js';
 
@@ -162,10 +162,11 @@ async function startContacts(
     max: 10,
   });
   const logger = silent();
+  const redis = createRedis({ url: REDIS_URL });
   const app = createContactsApp({
     pool,
     logger,
-    verifier: createTestVerifier(signer),
+    policy: testApiPolicy(signer, redis, logger),
     adminToken: ADMIN_TOKEN,
     serviceToken: SERVICE_TOKEN,
     tenantExists: async () => true,
@@ -206,6 +207,7 @@ async function startContacts(
     close: async () => {
       await running.close();
       await pool.end();
+      await redis.close();
     },
   };
 }
@@ -236,7 +238,7 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
   const app = createApp({
     pool,
     logger,
-    verifier: createTestVerifier(signer),
+    policy: testApiPolicy(signer, redis, logger),
     redis,
     resolveIdentities: contactsIdentityResolver({
       contactsUrl: options.contactsUrl ?? contacts.url,

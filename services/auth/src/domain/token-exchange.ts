@@ -2,6 +2,7 @@ import { TOKEN_TTL_SECONDS } from '@herald/auth';
 import { errors } from '@herald/errors';
 import type { ApiKeysRepository } from '../data/api-keys-repository.js';
 import type { TokenResponse } from '../schemas.js';
+import type { ExchangeGuard } from './exchange-guard.js';
 import { newSecret, type BasicCredentials } from './credentials.js';
 import type { SecretHasher } from './secret-hasher.js';
 import type { TokenSigner } from './signing-keys.js';
@@ -12,6 +13,8 @@ export interface TokenExchangeDeps {
   signer: TokenSigner;
   /** A real hash of a random secret nobody knows, verified when there is no real one. */
   decoyHash: string;
+  /** Limits failed exchanges per ClientID and per client address (decisions F.4). */
+  guard: ExchangeGuard;
 }
 
 export async function makeDecoyHash(hasher: SecretHasher): Promise<string> {
@@ -27,7 +30,9 @@ export async function makeDecoyHash(hasher: SecretHasher): Promise<string> {
 export async function exchangeCredentials(
   deps: TokenExchangeDeps,
   credentials: BasicCredentials | null,
+  clientAddress: string,
 ): Promise<TokenResponse> {
+  const admission = await deps.guard.admit(credentials?.clientId ?? null, clientAddress);
   const key = credentials ? await deps.apiKeys.findByClientId(credentials.clientId) : null;
 
   let authenticated: boolean;
@@ -41,6 +46,7 @@ export async function exchangeCredentials(
     authenticated = key !== null && verified;
   }
   if (!authenticated || !key || key.revokedAt !== null) throw errors.invalidClient();
+  admission.succeeded();
 
   const accessToken = await deps.signer.sign({
     tenantId: key.tenantId,

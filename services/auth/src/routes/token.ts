@@ -13,6 +13,8 @@ export function mountTokenRoutes(app: Express, deps: TokenExchangeDeps): void {
       const token = await exchangeCredentials(
         deps,
         parseBasicCredentials(req.get('authorization')),
+        // The peer, or the client the trusted ingress names in X-Forwarded-For.
+        req.ip ?? req.socket.remoteAddress ?? 'unknown',
       );
       res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' }).json(token);
     })

@@ -1,8 +1,9 @@
 import type { Express, Response } from 'express';
-import { principalOf, requireScope, type TokenVerifier } from '@herald/auth';
+import { principalOf } from '@herald/auth';
 import type { Pool } from '@herald/db';
 import { methodNotAllowed } from '@herald/errors';
 import { jsonBody, parseOrThrow } from '@herald/http';
+import type { ApiPolicy } from '@herald/policy';
 import type { Contact } from '../data/contacts-repository.js';
 import { presentContact } from '../domain/contact-messages.js';
 import { getByExternalId, getById, upsertByEmail, upsertByExternalId } from '../domain/contacts.js';
@@ -13,13 +14,10 @@ function sendContact(res: Response, contact: Contact, created = false): void {
 }
 
 /** Public Contact routes (spec 4.3). The by-id routes are mounted first: `by-id` is a literal. */
-export function mountContactRoutes(
-  app: Express,
-  deps: { pool: Pool; verifier: TokenVerifier },
-): void {
-  const { pool, verifier } = deps;
-  const read = requireScope(verifier, 'contacts:read');
-  const write = requireScope(verifier, 'contacts:write');
+export function mountContactRoutes(app: Express, deps: { pool: Pool; policy: ApiPolicy }): void {
+  const { pool, policy } = deps;
+  const read = policy.guard({ scope: 'contacts:read' });
+  const write = policy.guard({ scope: 'contacts:write' });
 
   app
     .route('/v1/contacts/by-id/:id')

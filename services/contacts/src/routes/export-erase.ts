@@ -1,21 +1,19 @@
 import { pipeline } from 'node:stream/promises';
 import type { Express, Response } from 'express';
-import { principalOf, requireScope, type TokenVerifier } from '@herald/auth';
+import { principalOf } from '@herald/auth';
 import type { Pool } from '@herald/db';
 import { methodNotAllowed } from '@herald/errors';
 import type { Logger } from '@herald/http';
+import type { ApiPolicy } from '@herald/policy';
 import { eraseContact } from '../domain/erasure.js';
 import { exportContact, type ContactDataServices, type ContactRef } from '../domain/export.js';
 
-/**
- * GDPR export and erasure (spec 4.3, decisions H), by service id and by externalId. Erasure is
- * not refused while a subscription is suspended (spec 3): it must keep working.
- */
+/** GDPR export and erasure (spec 4.3, decisions H), by service id and by externalId. */
 export function mountExportEraseRoutes(
   app: Express,
   options: {
     pool: Pool;
-    verifier: TokenVerifier;
+    policy: ApiPolicy;
     logger: Logger;
     serviceToken: string;
     /** Base URLs of the services holding data about Contacts; default none. */
@@ -27,8 +25,12 @@ export function mountExportEraseRoutes(
     serviceToken: options.serviceToken,
   };
   const deps = { pool: options.pool, contactDataServices };
-  const exportScope = requireScope(options.verifier, 'contacts:export');
-  const eraseScope = requireScope(options.verifier, 'contacts:erase');
+  const exportScope = options.policy.guard({ scope: 'contacts:export' });
+  // Erasure keeps working while the subscription is suspended (spec 3, decisions G.3).
+  const eraseScope = options.policy.guard({
+    scope: 'contacts:erase',
+    allowedWhileSuspended: true,
+  });
 
   async function sendExport(res: Response, ref: ContactRef): Promise<void> {
     const { contactId, stream } = await exportContact(deps, principalOf(res).tenantId, ref);

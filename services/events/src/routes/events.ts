@@ -1,7 +1,8 @@
 import type { Express } from 'express';
-import { principalOf, requireScope, type TokenVerifier } from '@herald/auth';
+import { principalOf } from '@herald/auth';
 import { methodNotAllowed } from '@herald/errors';
 import { jsonBody, publicCors } from '@herald/http';
+import type { ApiPolicy } from '@herald/policy';
 import { EVENT_ROUTES, parseEventBatch, type EventRoute } from '../domain/event-batch.js';
 import { recordEvents, type RecordingDeps } from '../domain/record-events.js';
 
@@ -9,12 +10,10 @@ import { recordEvents, type RecordingDeps } from '../domain/record-events.js';
  * The four Event routes (spec 4.4). Publishable keys call them from browsers: CORS on every
  * answer, errors included (decisions D.3).
  */
-export function mountEventRoutes(
-  app: Express,
-  deps: RecordingDeps & { verifier: TokenVerifier },
-): void {
+export function mountEventRoutes(app: Express, deps: RecordingDeps & { policy: ApiPolicy }): void {
   app.use('/v1/events', publicCors(['POST']));
-  const write = requireScope(deps.verifier, 'events:write');
+  // One request, one token from the write budget, whatever the array's length (spec 8).
+  const write = deps.policy.guard({ scope: 'events:write' });
   for (const route of Object.keys(EVENT_ROUTES) as EventRoute[]) {
     app
       .route(`/v1/events/${route}`)

@@ -1,0 +1,70 @@
+import {
+  createRevocationList,
+  createTokenVerifier,
+  tokenVerifierEnv,
+  type TokenVerifier,
+} from '@herald/auth';
+import { url } from '@herald/config';
+import type { Redis } from '@herald/redis';
+import { createApiPolicy, type ApiPolicy } from './api-policy.js';
+import { rateBudgetsEnv, rateBudgetsFrom } from './budgets.js';
+import { billingSubscriptions } from './subscription-source.js';
+
+/** The variables of every service with public (customer) routes. */
+export const publicApiEnv = {
+  ...tokenVerifierEnv,
+  ...rateBudgetsEnv,
+  /** The auth service: Tenant lookups and the revocation list. */
+  SERVICE_URL_AUTH: url('http://127.0.0.1:18081'),
+  /** The billing service: subscriptions, when the Redis mirror cannot tell. */
+  SERVICE_URL_BILLING: url('http://127.0.0.1:18084'),
+};
+
+type PublicApiConfig = {
+  [K in keyof typeof publicApiEnv]: K extends keyof typeof rateBudgetsEnv ? number : string;
+} & { SERVICE_TOKEN: string };
+
+interface WarnLogger {
+  warn(obj: object, msg: string): void;
+}
+
+export interface PublicApi {
+  /** Verifies tokens, refusing those of revoked keys. */
+  verifier: TokenVerifier;
+  policy: ApiPolicy;
+  stop(): void;
+}
+
+/**
+ * Everything a service needs to guard its public routes, wired the same way everywhere: the
+ * token verifier with the revocation list (fetched once before the service takes traffic,
+ * then every second) and the rate-budget and subscription policy.
+ */
+export async function startPublicApi(
+  config: PublicApiConfig,
+  deps: { redis: Redis; logger: WarnLogger },
+): Promise<PublicApi> {
+  const revocations = createRevocationList({
+    authUrl: config.SERVICE_URL_AUTH,
+    serviceToken: config.SERVICE_TOKEN,
+    logger: deps.logger,
+  });
+  await revocations.start();
+  const verifier = createTokenVerifier({
+    jwksUrl: config.AUTH_JWKS_URL,
+    issuer: config.AUTH_ISSUER,
+    audience: config.AUTH_AUDIENCE,
+    revocations,
+  });
+  const policy = createApiPolicy({
+    verifier,
+    redis: deps.redis,
+    logger: deps.logger,
+    budgets: rateBudgetsFrom(config),
+    subscriptions: billingSubscriptions({
+      billingUrl: config.SERVICE_URL_BILLING,
+      serviceToken: config.SERVICE_TOKEN,
+    }),
+  });
+  return { verifier, policy, stop: () => revocations.close() };
+}

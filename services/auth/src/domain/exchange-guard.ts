@@ -1,0 +1,125 @@
+import { isIPv6 } from 'node:net';
+import { errors } from '@herald/errors';
+import { returnTokens, takeTokens, type BucketLimits } from '@herald/policy';
+import { createRedisGuard, taggedKey, type Redis } from '@herald/redis';
+import { meter } from '@herald/telemetry';
+
+// decisions F.4: every exchange that could run the slow hash first takes one "failure
+// allowance" from its ClientID's bucket and from its client address's bucket, and gives it
+// back when it succeeds. Taking before hashing (not counting after) bounds the hashes exactly,
+// however many attempts an attacker sends at once; giving back keeps the guard invisible to a
+// client whose secret is right.
+
+export interface ExchangeGuardLimits {
+  /** Failed exchanges per ClientID: a burst, then `refillPerSecond` more. */
+  client: BucketLimits;
+  /** Failed exchanges per client address. */
+  address: BucketLimits;
+}
+
+/** What an admitted exchange reports back. */
+export interface Admission {
+  /** The exchange succeeded: its allowance goes back (not awaited: the answer is not held). */
+  succeeded(): void;
+}
+
+export interface ExchangeGuard {
+  /** Admits the attempt or throws 429 rate_limited with an honest Retry-After. */
+  admit(clientId: string | null, address: string): Promise<Admission>;
+}
+
+interface WarnLogger {
+  warn(obj: object, msg: string): void;
+}
+
+const CLIENT_ID = /^(ck|pk)_[0-9A-Za-z]{1,64}$/;
+
+/**
+ * An IPv6 client is counted by its /64 (one subscriber's usual allocation); an IPv4 one (also
+ * when written v4-mapped) by its address.
+ */
+export function addressBucket(address: string): string {
+  const v4 = /^(?:::ffff:)?(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  if (v4) return v4[1]!;
+  if (!isIPv6(address)) return address;
+  const [head = '', tail = ''] = address.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = address.includes('::')
+    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
+
+export function createExchangeGuard(deps: {
+  redis: Redis;
+  limits: ExchangeGuardLimits;
+  logger: WarnLogger;
+  /** First part of the Redis keys; tests give each instance its own. Default `herald`. */
+  keyPrefix?: string;
+}): ExchangeGuard {
+  const { redis, limits, keyPrefix = 'herald' } = deps;
+  const guard = createRedisGuard({
+    use: 'exchange_guard',
+    logger: deps.logger,
+    fallback: 'failed token exchanges are not limited (fail open)',
+    timeoutMs: 500,
+  });
+  const refused = meter('herald.auth').createCounter('auth.exchange_guard.refused', {
+    unit: '{request}',
+    description:
+      'Token exchanges refused with 429 before hashing (attribute limit: client or address)',
+  });
+
+  return {
+    async admit(clientId, address) {
+      const buckets: { limit: 'client' | 'address'; key: string; limits: BucketLimits }[] = [
+        {
+          limit: 'address',
+          key: taggedKey(keyPrefix, `addr:${addressBucket(address)}`, 'exchange-failures'),
+          limits: limits.address,
+        },
+      ];
+      // A string that is no ClientID gets no bucket of its own: no Redis key per random name.
+      if (clientId !== null && CLIENT_ID.test(clientId)) {
+        buckets.push({
+          limit: 'client',
+          key: taggedKey(keyPrefix, clientId, 'exchange-failures'),
+          limits: limits.client,
+        });
+      }
+      let results;
+      try {
+        // Two slots on a Cluster (address, ClientID): asked in parallel.
+        results = await guard.run('admit', () =>
+          Promise.all(buckets.map((b) => takeTokens(redis, b.key, b.limits))),
+        );
+      } catch {
+        return { succeeded: () => {} };
+      }
+      const giveBack = (which: typeof buckets) => {
+        if (which.length === 0) return;
+        void guard
+          .run('give_back', () =>
+            Promise.all(which.map((b) => returnTokens(redis, b.key, b.limits))),
+          )
+          .catch(() => {});
+      };
+
+      const denied = buckets.filter((_, i) => !results[i]!.allowed);
+      if (denied.length > 0) {
+        for (const b of denied) refused.add(1, { limit: b.limit });
+        giveBack(buckets.filter((_, i) => results[i]!.allowed));
+        const waitMs = Math.max(...results.map((r) => r.retryInMs));
+        throw errors.rateLimited(
+          waitMs / 1000,
+          'too many failed token exchanges; retry after the number of seconds in Retry-After',
+        );
+      }
+      return { succeeded: () => giveBack(buckets) };
+    },
+  };
+}

@@ -39,8 +39,12 @@ export const goTools = {
   k6: { module: 'go.k6.io/k6', version: 'v1.8.1', pkg: 'go.k6.io/k6' },
 };
 
+// What a build depends on; a binary whose stamp differs is rebuilt.
+const BUILD_FLAGS = 'CGO_ENABLED=0 -trimpath';
 function stampOf(tool) {
-  return `${tool.module}@${tool.version} ${tool.pkg} ${tool.ldflags ?? ''}`.trim() + '\n';
+  return (
+    `${tool.module}@${tool.version} ${tool.pkg} ${BUILD_FLAGS} ${tool.ldflags ?? ''}`.trim() + '\n'
+  );
 }
 
 function run(args, options) {
@@ -129,7 +133,9 @@ export function ensureGoTool(name) {
     const started = Date.now();
     // CGO off: static binaries, and no C compiler needed on the machine
     const env = { ...process.env, GOBIN: goBin, CGO_ENABLED: '0' };
-    const flags = tool.ldflags ? ['-ldflags', tool.ldflags] : [];
+    // -trimpath: no module-cache paths in the build cache's keys, so a fresh GOMODCACHE (a clean
+    // checkout elsewhere, CI) still reuses the compiled packages
+    const flags = ['-trimpath', ...(tool.ldflags ? ['-ldflags', tool.ldflags] : [])];
     fs.rmSync(stampFile, { force: true });
     if (tool.inModule) {
       const info = JSON.parse(

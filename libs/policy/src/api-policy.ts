@@ -67,8 +67,11 @@ export function createApiPolicy(deps: ApiPolicyDeps): ApiPolicy {
     tenantId: string,
     mirrored: PromiseSettledResult<string | null> | null,
   ): Promise<SubscriptionSnapshot | null> {
-    const snapshot = mirrored?.status === 'fulfilled' ? decodeSnapshot(mirrored.value) : null;
-    return snapshot ?? subscriptions.fetch(tenantId);
+    if (mirrored?.status === 'fulfilled') {
+      // A missing mirror (flushed, expired, restarted Redis): billing answers and refills it.
+      return decodeSnapshot(mirrored.value) ?? subscriptions.fetch(tenantId);
+    }
+    return subscriptions.fetch(tenantId, { allowRemembered: true });
   }
 
   return {

@@ -2,15 +2,25 @@ import { decodeSnapshot, type SubscriptionSnapshot } from './subscription-state.
 
 /** Where a service learns a Tenant's subscription when the Redis mirror cannot tell. */
 export interface SubscriptionSource {
-  /** The snapshot from the billing service, or null when billing cannot be reached. */
-  fetch(tenantId: string): Promise<SubscriptionSnapshot | null>;
+  /**
+   * The snapshot from the billing service, or null when billing cannot be reached.
+   * `allowRemembered`: an answer up to `cacheMs` old will do (Redis is down, so every write
+   * would otherwise ask billing); without it billing is always asked.
+   */
+  fetch(
+    tenantId: string,
+    options?: { allowRemembered?: boolean },
+  ): Promise<SubscriptionSnapshot | null>;
 }
 
 export interface BillingSubscriptionsOptions {
   /** The billing service, e.g. http://billing:8080. */
   billingUrl: string;
   serviceToken: string;
-  /** Per-process memory of an answer: well under the 1 s decisions G.2 allows. Default 500 ms. */
+  /**
+   * How long an answer is remembered for use while Redis is down: well under the 1 s
+   * decisions G.2 allows. Default 500 ms.
+   */
   cacheMs?: number;
   timeoutMs?: number;
 }
@@ -25,10 +35,10 @@ export function billingSubscriptions(options: BillingSubscriptionsOptions): Subs
   const remembered = new Map<string, { snapshot: SubscriptionSnapshot; until: number }>();
 
   return {
-    async fetch(tenantId) {
+    async fetch(tenantId, { allowRemembered = false } = {}) {
       const now = performance.now();
       const hit = remembered.get(tenantId);
-      if (hit && hit.until > now) return hit.snapshot;
+      if (allowRemembered && hit && hit.until > now) return hit.snapshot;
       try {
         const res = await fetch(
           new URL(`/internal/v1/tenants/${encodeURIComponent(tenantId)}/subscription`, billingUrl),

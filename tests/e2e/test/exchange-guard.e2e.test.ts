@@ -1,0 +1,97 @@
+// decisions F.4 through the ingress, with the production settings (per ClientID: 10 failures,
+// then one more every 6 s; per client address: 30, then one every 2 s). Each test speaks from a
+// loopback address of its own (127.x.y.z reaches the ingress on 127.0.0.1), which the ingress
+// passes on as the client address, so no other test's address is touched.
+import { describe, expect, it } from '@jest/globals';
+import { request } from 'node:http';
+import { randomInt } from 'node:crypto';
+import { INGRESS, basic, newKey, newTenant } from './support.js';
+
+const CLIENT_BURST = 10;
+const ADDRESS_BURST = 30;
+
+const newAddress = () => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+
+interface Answer {
+  status: number;
+  retryAfter: number | null;
+  body: { code?: string };
+}
+
+/** POST /v1/token from `localAddress` (fetch cannot choose the source address). */
+function exchangeFrom(localAddress: string, authorization: string): Promise<Answer> {
+  const url = new URL('/v1/token', INGRESS);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: url.hostname === 'localhost' ? '127.0.0.1' : url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        localAddress,
+        headers: { authorization, 'content-length': '0' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          const retryAfter = res.headers['retry-after'];
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: retryAfter === undefined ? null : Number(retryAfter),
+            body: JSON.parse(text) as { code?: string },
+          });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('the token exchange guard through the ingress', () => {
+  it('when one ClientID fails 10 times, then it is refused (429, no hashing) even with the right secret, and works again after Retry-After', async () => {
+    const key = await newKey(await newTenant());
+    const wrong = basic(key.clientId, 'sk_wrongwrongwrong');
+    for (let i = 0; i < CLIENT_BURST; i += 1) {
+      // A different address each time: only the ClientID's allowance is spent.
+      expect((await exchangeFrom(newAddress(), wrong)).status).toBe(401);
+    }
+    const refused = await exchangeFrom(newAddress(), basic(key.clientId, key.secret!));
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('rate_limited');
+    expect(refused.retryAfter).toBeGreaterThanOrEqual(1);
+    expect(refused.retryAfter).toBeLessThanOrEqual(6);
+
+    await new Promise((r) => setTimeout(r, refused.retryAfter! * 1000));
+    expect((await exchangeFrom(newAddress(), basic(key.clientId, key.secret!))).status).toBe(200);
+  });
+
+  it('when one address fails 30 times with any ClientIDs, then it is refused, and other addresses are not', async () => {
+    const address = newAddress();
+    const statuses: number[] = [];
+    for (let i = 0; i < ADDRESS_BURST + 1; i += 1) {
+      const clientId = `ck_unknown${i}x${randomInt(1e9)}`;
+      statuses.push((await exchangeFrom(address, basic(clientId, 'sk_nope'))).status);
+    }
+    // The refill (one every 2 s) may have let one or two more through meanwhile.
+    const failed = statuses.filter((s) => s === 401).length;
+    expect(failed).toBeGreaterThanOrEqual(ADDRESS_BURST);
+    expect(statuses.at(-1)).toBe(429);
+
+    const key = await newKey(await newTenant());
+    const refused = await exchangeFrom(address, basic(key.clientId, key.secret!));
+    expect(refused.status).toBe(429);
+    expect(refused.retryAfter).toBeGreaterThanOrEqual(1);
+    expect((await exchangeFrom(newAddress(), basic(key.clientId, key.secret!))).status).toBe(200);
+  });
+
+  it('when a key exchanges correctly over and over, then the guard never counts it', async () => {
+    const key = await newKey(await newTenant());
+    const address = newAddress();
+    for (let i = 0; i < CLIENT_BURST + 5; i += 1) {
+      expect((await exchangeFrom(address, basic(key.clientId, key.secret!))).status).toBe(200);
+    }
+  });
+});

@@ -1,5 +1,7 @@
 // Token exchange through the ingress, beside its floor measured in the same run: one argon2
 // verify with the service's own parameters. The exchange is the API's most expensive call.
+import { randomInt } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
@@ -17,6 +19,35 @@ async function adminPost(ingressUrl, adminToken, route, body) {
   if (!res.ok) throw new Error(`admin ${route} answered ${res.status}`);
   return res.json();
 }
+
+/**
+ * POST /v1/token from a given loopback source address: the ingress passes it on as the client
+ * address, so the failure paths can be measured without the exchange guard (decisions F.4)
+ * stepping in, and the guard's own refusal can be measured on one address.
+ */
+function exchangeFrom(ingressUrl, localAddress, authorization) {
+  const url = new URL('/v1/token', ingressUrl);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: url.hostname === 'localhost' ? '127.0.0.1' : url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        localAddress,
+        headers: { authorization, 'content-length': '0' },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const freshAddress = () => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
 
 export async function run({ ingressUrl, adminToken, repoRoot, seconds, concurrency }) {
   // The floor: argon2id verify with exactly the parameters the service hashes with.
@@ -58,15 +89,48 @@ export async function run({ ingressUrl, adminToken, repoRoot, seconds, concurren
     concurrency,
     seconds,
   });
+  // Failures, each from a fresh address and spread over many keys, so the guard never refuses.
+  const spare = [];
+  for (let i = 0; i < 60; i += 1) {
+    spare.push(
+      await adminPost(ingressUrl, adminToken, `/tenants/${tenant.id}/api-keys`, { kind: 'secret' }),
+    );
+  }
+  let turn = 0;
   const wrongSecret = await closedLoop({
-    request: exchangeWith(basic(key.clientId, 'sk_wrong'), 401),
+    request: async () =>
+      (await exchangeFrom(
+        ingressUrl,
+        freshAddress(),
+        basic(spare[turn++ % spare.length].clientId, 'sk_wrong'),
+      )) === 401,
     concurrency: 1,
     seconds: Math.max(2, seconds / 3),
   });
   const unknownClient = await closedLoop({
-    request: exchangeWith(basic('ck_0000000000000000000000', 'sk_wrong'), 401),
+    request: async () =>
+      (await exchangeFrom(
+        ingressUrl,
+        freshAddress(),
+        basic(`ck_unknown${randomInt(1e12)}`, 'sk_wrong'),
+      )) === 401,
     concurrency: 1,
     seconds: Math.max(2, seconds / 3),
+  });
+  // An attack from one address: after its 30 failures every attempt is refused before hashing.
+  const attacker = freshAddress();
+  for (let i = 0; i < 40; i += 1) {
+    await exchangeFrom(ingressUrl, attacker, basic(`ck_attack${i}`, 'sk_wrong'));
+  }
+  const refused = await closedLoop({
+    // The refill lets one attempt in every 2 s: that one is hashed and answers 401.
+    request: async () =>
+      [429, 401].includes(
+        await exchangeFrom(ingressUrl, attacker, basic(`ck_attack${randomInt(1e9)}`, 'x')),
+      ),
+    concurrency,
+    seconds: Math.max(2, seconds / 3),
+    warmupSeconds: 0,
   });
 
   const cores = os.availableParallelism?.() ?? os.cpus().length;
@@ -94,6 +158,13 @@ export async function run({ ingressUrl, adminToken, repoRoot, seconds, concurren
       unknownClient.p50,
       unknownClient.p99,
     ],
+    [
+      `exchange 429 refused by the guard (one address under attack), ${concurrency} concurrent`,
+      refused.count,
+      refused.perSecond,
+      refused.p50,
+      refused.p99,
+    ],
   ];
   console.log(
     `\n## ${name} (${cores} cores, argon2id m=${ARGON2_OPTIONS.memoryCost} t=${ARGON2_OPTIONS.timeCost} p=${ARGON2_OPTIONS.parallelism})`,
@@ -107,10 +178,17 @@ export async function run({ ingressUrl, adminToken, repoRoot, seconds, concurren
   console.log(
     `single exchange p50 / verify p50 = ${fmt(single.p50 / verify.p50, 2)}x; ` +
       `throughput ${fmt(ok.perSecond)}/s = ${fmt((100 * ok.perSecond) / ceiling, 0)}% of the hash ceiling (${fmt(ceiling)}/s on ${cores} cores); ` +
-      `unknown-ClientID p50 / wrong-secret p50 = ${fmt(unknownClient.p50 / wrongSecret.p50, 2)}x`,
+      `unknown-ClientID p50 / wrong-secret p50 = ${fmt(unknownClient.p50 / wrongSecret.p50, 2)}x; ` +
+      `a refused attempt costs ${fmt(refused.p50 / verify.p50, 2)}x a hash (p50)`,
   );
-  if (single.unexpected + ok.unexpected + wrongSecret.unexpected + unknownClient.unexpected > 0) {
-    throw new Error('some exchanges answered an unexpected status');
+  const unexpected = [single, ok, wrongSecret, unknownClient, refused].reduce(
+    (n, r) => n + r.unexpected,
+    0,
+  );
+  if (unexpected > 0) {
+    const which = { single, ok, wrongSecret, unknownClient, refused };
+    const counts = Object.entries(which).map(([k, r]) => `${k}: ${r.unexpected}`);
+    throw new Error(`some exchanges answered an unexpected status (${counts.join(', ')})`);
   }
-  return { verify, single, ok, wrongSecret, unknownClient, ceiling };
+  return { verify, single, ok, wrongSecret, unknownClient, refused, ceiling };
 }

@@ -28,6 +28,25 @@ function run(command, args, env = process.env) {
   return result.status === 0;
 }
 
+/**
+ * `node --test` files outside the workspaces (the k6 client's own tests): run, and their counts
+ * written where the jest packages write theirs.
+ */
+function nodeTests(name, files, env) {
+  console.log(`\n$ node --test ${files.join(' ')}`);
+  const result = spawnSync('node', ['--test', ...files], { env, encoding: 'utf8' });
+  process.stdout.write(result.stdout);
+  process.stderr.write(result.stderr);
+  const count = (what) =>
+    Number(new RegExp(`^(?:#|ℹ) ${what} (\\d+)$`, 'm').exec(result.stdout)?.[1] ?? 0);
+  fs.mkdirSync(resultsDir, { recursive: true });
+  fs.writeFileSync(
+    path.join(resultsDir, `${name}.json`),
+    JSON.stringify({ passed: count('pass'), failed: count('fail'), skipped: count('skipped') }),
+  );
+  return result.status === 0;
+}
+
 function summarize() {
   let passed = 0;
   let failed = 0;
@@ -66,10 +85,13 @@ try {
   const turbo = (...args) =>
     run('npx', ['turbo', 'run', 'lint', 'typecheck', 'test', '--continue', ...args], env);
   const packages = turbo('--concurrency=3', '--output-logs=new-only', `--filter=!${RESILIENCE}`);
+  const loadtestClient = nodeTests('loadtest-client', ['loadtest/test/client.test.mjs'], env);
+  // The k6 smoke scenario against the stack, thresholds checked (loadtest/README.md).
+  const smoke = run('npm', ['run', '-s', 'loadtest:smoke'], env);
   // The resilience tests stop and start shared infrastructure (Kafka, Redis): nothing else may
   // run meanwhile, so they come last, alone, one task at a time. They count in the closing line.
   const resilience = turbo('--concurrency=1', '--output-logs=new-only', `--filter=${RESILIENCE}`);
-  ok = checks && packages && resilience;
+  ok = checks && packages && loadtestClient && smoke && resilience;
 } finally {
   if (startedComponents.length > 0) await down({ only: startedComponents, quiet: true });
 }

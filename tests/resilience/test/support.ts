@@ -55,7 +55,7 @@ function adminToken(): string {
 /** Every request here gives up after 20 s: a hanging answer is a failure, not a wait. */
 const TIMEOUT_MS = 20_000;
 
-async function admin(method: string, route: string, body?: unknown): Promise<Response> {
+export async function admin(method: string, route: string, body?: unknown): Promise<Response> {
   return fetch(`${INGRESS}/admin/v1${route}`, {
     method,
     headers: {

@@ -16,6 +16,11 @@ export interface ApiOperation {
   requestBody?: z.ZodType;
   /** Status → answer. A `schema` of undefined means no body. */
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+  /**
+   * A write that still works while the Tenant's subscription is suspended (the erase routes).
+   * Every other bearer write documents the 402 (spec 3, decisions G.3).
+   */
+  allowedWhileSuspended?: boolean;
 }
 
 /** The spec's three error bodies (section 2.5), for documentation. */
@@ -45,6 +50,46 @@ export const errorSchemas = {
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') =>
   z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+
+const header = (description: string) => ({ description, schema: { type: 'integer' } });
+
+/** decisions F.3: on every answer of a budgeted (bearer) route; Retry-After on a 429. */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': header("the key's budget for this kind of request (its burst)"),
+  'RateLimit-Remaining': header('requests left in the budget right now'),
+  'RateLimit-Reset': header('seconds until the budget is full again'),
+  'Retry-After': header('whole seconds to wait before resending (at least 1)'),
+};
+const headerRef = (name: keyof typeof RATE_LIMIT_HEADERS) => ({
+  $ref: `#/components/headers/${name}`,
+});
+
+function rateLimitHeaders(status: string) {
+  return {
+    'RateLimit-Limit': headerRef('RateLimit-Limit'),
+    'RateLimit-Remaining': headerRef('RateLimit-Remaining'),
+    'RateLimit-Reset': headerRef('RateLimit-Reset'),
+    ...(status === '429' ? { 'Retry-After': headerRef('Retry-After') } : {}),
+  };
+}
+
+/** The answers every bearer route can give because of the shared policy (libs/policy). */
+function withPolicyAnswers(op: ApiOperation): ApiOperation['responses'] {
+  if (op.auth.kind !== 'bearer') return op.responses;
+  const responses: ApiOperation['responses'] = { ...op.responses };
+  if (op.method !== 'get' && !op.allowedWhileSuspended) {
+    responses[402] = {
+      description: "subscription_suspended: the Tenant's subscription is suspended",
+      schema: errorSchemas.problemDetails,
+      contentType: 'application/problem+json',
+    };
+  }
+  responses[429] = {
+    description: `rate_limited: the key's ${op.method === 'get' ? 'read (GET)' : 'write'} budget is used up; resend after Retry-After`,
+    schema: errorSchemas.standardError,
+  };
+  return responses;
+}
 
 const SECURITY_SCHEMES = {
   accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
@@ -80,10 +125,11 @@ export function buildOpenApi(
       schema: p.schema ? jsonSchema(p.schema, 'input') : { type: 'string' },
     }));
     const responses = Object.fromEntries(
-      Object.entries(op.responses).map(([status, r]) => [
+      Object.entries(withPolicyAnswers(op)).map(([status, r]) => [
         status,
         {
           description: r.description,
+          ...(op.auth.kind === 'bearer' ? { headers: rateLimitHeaders(status) } : {}),
           ...(r.schema
             ? {
                 content: {
@@ -116,7 +162,7 @@ export function buildOpenApi(
   return {
     openapi: '3.1.0',
     info,
-    components: { securitySchemes: SECURITY_SCHEMES },
+    components: { securitySchemes: SECURITY_SCHEMES, headers: RATE_LIMIT_HEADERS },
     paths,
   };
 }

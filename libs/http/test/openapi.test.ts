@@ -37,3 +37,50 @@ describe('buildOpenApi', () => {
     ]);
   });
 });
+
+describe('buildOpenApi and the shared policy', () => {
+  const op = (
+    method: 'get' | 'post',
+    auth: { kind: 'bearer'; scope: string } | { kind: 'admin' },
+    allowedWhileSuspended?: boolean,
+  ) => ({
+    method,
+    path: `/v1/${method}-${auth.kind}-${String(allowedWhileSuspended)}`,
+    summary: 's',
+    tag: 'Public API' as const,
+    auth,
+    responses: { 200: { description: 'ok' } },
+    ...(allowedWhileSuspended === undefined ? {} : { allowedWhileSuspended }),
+  });
+
+  it('when a route is budgeted, then 429, the RateLimit headers and (on writes that can be refused) 402 are documented', () => {
+    const bearer = { kind: 'bearer' as const, scope: 'x' };
+    const doc = buildOpenApi({ title: 'T', version: '1' }, [
+      op('get', bearer),
+      op('post', bearer),
+      op('post', bearer, true),
+      op('post', { kind: 'admin' }),
+    ]);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking a JSON document
+    const paths = doc.paths as Record<string, Record<string, any>>;
+    const codes = (path: string, method: string) =>
+      Object.keys(paths[path]![method].responses).sort();
+
+    expect(codes('/v1/get-bearer-undefined', 'get')).toEqual(['200', '429']);
+    expect(codes('/v1/post-bearer-undefined', 'post')).toEqual(['200', '402', '429']);
+    expect(codes('/v1/post-bearer-true', 'post')).toEqual(['200', '429']);
+    expect(codes('/v1/post-admin-undefined', 'post')).toEqual(['200']);
+
+    const write = paths['/v1/post-bearer-undefined']!.post.responses;
+    expect(write['402'].content['application/problem+json']).toBeDefined();
+    expect(Object.keys(write['200'].headers)).toEqual([
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+    ]);
+    expect(write['429'].headers['Retry-After']).toEqual({
+      $ref: '#/components/headers/Retry-After',
+    });
+    expect(paths['/v1/post-admin-undefined']!.post.responses['200'].headers).toBeUndefined();
+  });
+});

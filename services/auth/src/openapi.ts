@@ -25,6 +25,11 @@ export const operations: ApiOperation[] = [
         description: 'invalid_client: wrong ClientID or secret, or revoked key',
         schema: standardError,
       },
+      429: {
+        description:
+          'rate_limited: too many failed exchanges for this ClientID or from this address (decisions F.4); Retry-After says when to try again',
+        schema: standardError,
+      },
     },
   },
   {

@@ -59,6 +59,7 @@ function readOps(path: string, params: ApiOperation['pathParameters']): ApiOpera
       summary: 'Erase a Contact and everything about it (GDPR erasure), permanently',
       tag: 'Public API',
       auth: { kind: 'bearer', scope: 'contacts:erase' },
+      allowedWhileSuspended: true,
       pathParameters: params,
       responses: {
         204: { description: 'erased (by id: again 204 on retry)' },

@@ -29,23 +29,34 @@ function run(command, args, env = process.env) {
 }
 
 /**
- * `node --test` files outside the workspaces (the k6 client's own tests): run, and their counts
- * written where the jest packages write theirs.
+ * A check outside the workspaces that prints its own counts (`node --test`, the chart check): run
+ * it, and write its counts where the jest packages write theirs, so the closing line counts them.
  */
-function nodeTests(name, files, env) {
-  console.log(`\n$ node --test ${files.join(' ')}`);
-  const result = spawnSync('node', ['--test', ...files], { env, encoding: 'utf8' });
+function counted(name, command, args, env, counts) {
+  console.log(`\n$ ${command} ${args.join(' ')}`);
+  const result = spawnSync(command, args, { env, encoding: 'utf8' });
   process.stdout.write(result.stdout);
   process.stderr.write(result.stderr);
-  const count = (what) =>
-    Number(new RegExp(`^(?:#|ℹ) ${what} (\\d+)$`, 'm').exec(result.stdout)?.[1] ?? 0);
   fs.mkdirSync(resultsDir, { recursive: true });
   fs.writeFileSync(
     path.join(resultsDir, `${name}.json`),
-    JSON.stringify({ passed: count('pass'), failed: count('fail'), skipped: count('skipped') }),
+    JSON.stringify({ skipped: 0, ...counts(result.stdout) }),
   );
   return result.status === 0;
 }
+
+/** `node --test` summary lines: `# pass 3` (TAP) or `ℹ pass 3` (spec reporter). */
+const nodeTestCounts = (stdout) => {
+  const count = (what) =>
+    Number(new RegExp(`^(?:#|ℹ) ${what} (\\d+)$`, 'm').exec(stdout)?.[1] ?? 0);
+  return { passed: count('pass'), failed: count('fail'), skipped: count('skipped') };
+};
+
+/** `chart-check: 10 passed, 0 failed (4.2s)`. */
+const chartCheckCounts = (stdout) => {
+  const m = /^chart-check: (\d+) passed, (\d+) failed/m.exec(stdout);
+  return { passed: Number(m?.[1] ?? 0), failed: Number(m?.[2] ?? 1) };
+};
 
 function summarize() {
   let passed = 0;
@@ -61,13 +72,22 @@ function summarize() {
   return { passed, failed, skipped, packages: files.length };
 }
 
+// Offline chart, manifest and image checks: no stack needed (builds helm & co. once, cached).
+fs.rmSync(resultsDir, { recursive: true, force: true });
+const chart = counted(
+  'chart-check',
+  'node',
+  ['scripts/chart-check.mjs'],
+  process.env,
+  chartCheckCounts,
+);
+
 await ensureNodeModules();
 await buildWorkspace();
 const { started: startedComponents } = await up({ build: false, quiet: true });
 
 let ok = false;
 try {
-  fs.rmSync(resultsDir, { recursive: true, force: true });
   const env = {
     ...process.env,
     TURBO_TELEMETRY_DISABLED: '1',
@@ -85,13 +105,19 @@ try {
   const turbo = (...args) =>
     run('npx', ['turbo', 'run', 'lint', 'typecheck', 'test', '--continue', ...args], env);
   const packages = turbo('--concurrency=3', '--output-logs=new-only', `--filter=!${RESILIENCE}`);
-  const loadtestClient = nodeTests('loadtest-client', ['loadtest/test/client.test.mjs'], env);
+  const loadtestClient = counted(
+    'loadtest-client',
+    'node',
+    ['--test', 'loadtest/test/client.test.mjs'],
+    env,
+    nodeTestCounts,
+  );
   // The k6 smoke scenario against the stack, thresholds checked (loadtest/README.md).
   const smoke = run('npm', ['run', '-s', 'loadtest:smoke'], env);
   // The resilience tests stop and start shared infrastructure (Kafka, Redis): nothing else may
   // run meanwhile, so they come last, alone, one task at a time. They count in the closing line.
   const resilience = turbo('--concurrency=1', '--output-logs=new-only', `--filter=${RESILIENCE}`);
-  ok = checks && packages && loadtestClient && smoke && resilience;
+  ok = chart && checks && packages && loadtestClient && smoke && resilience;
 } finally {
   if (startedComponents.length > 0) await down({ only: startedComponents, quiet: true });
 }

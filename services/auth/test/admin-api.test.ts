@@ -177,3 +177,45 @@ describe('internal tenant lookup', () => {
     expect((await lookup(tenant.id, ADMIN_TOKEN)).status).toBe(401);
   });
 });
+
+describe('internal revocation list', () => {
+  const revoked = async (token = SERVICE_TOKEN) => {
+    const res = await fetch(`${auth.url}/internal/v1/revoked-keys`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    return {
+      status: res.status,
+      body: res.status === 200 ? await res.json<{ clientIds: string[] }>() : null,
+    };
+  };
+
+  it('when a key is revoked, then the list has it until its tokens have all expired; live keys are never listed', async () => {
+    const tenant = await newTenant('Revocations');
+    const live = await (
+      await auth.admin(`/tenants/${tenant.id}/api-keys`, { kind: 'secret' })
+    ).json<{ clientId: string }>();
+    const gone = await (
+      await auth.admin(`/tenants/${tenant.id}/api-keys`, { kind: 'secret' })
+    ).json<{ clientId: string }>();
+    const old = await (
+      await auth.admin(`/tenants/${tenant.id}/api-keys`, { kind: 'secret' })
+    ).json<{ clientId: string }>();
+    await auth.admin(`/tenants/${tenant.id}/api-keys/${gone.clientId}/revoke`);
+    await auth.admin(`/tenants/${tenant.id}/api-keys/${old.clientId}/revoke`);
+    // Revoked 17 minutes ago: every token issued for it has expired (900 s + a minute).
+    await auth.pool.query(
+      `update api_keys set revoked_at = now() - interval '17 minutes' where client_id = $1`,
+      [old.clientId],
+    );
+
+    const { status, body } = await revoked();
+    expect(status).toBe(200);
+    expect(body!.clientIds).toContain(gone.clientId);
+    expect(body!.clientIds).not.toContain(old.clientId);
+    expect(body!.clientIds).not.toContain(live.clientId);
+  });
+
+  it('when the caller has no service token, then 401', async () => {
+    expect((await revoked(ADMIN_TOKEN)).status).toBe(401);
+  });
+});

@@ -54,8 +54,11 @@ export function createApiPolicy(deps: ApiPolicyDeps): ApiPolicy {
     use: 'policy',
     logger: deps.logger,
     fallback: 'rate budgets are not enforced (fail open); subscriptions come from billing',
-    // Generous: a busy event loop must not be mistaken for a Redis failure.
+    // Generous, and three in a row before resting (for 1 s): one answer delayed by a busy event
+    // loop must not switch the budgets off for the whole process.
     timeoutMs: 500,
+    failuresBeforeRest: 3,
+    cooldownMs: 1_000,
   });
   const failOpen = meter('herald.policy').createCounter('policy.fail_open', {
     unit: '{request}',

@@ -19,7 +19,6 @@ export {
   type SubscriptionSource,
 } from './subscription-source.js';
 export {
-  SUBSCRIPTION_MIRROR_TTL_MS,
   decodeSnapshot,
   encodeSnapshot,
   storeSubscriptionState,
@@ -27,5 +26,11 @@ export {
   type SubscriptionSnapshot,
   type SubscriptionState,
 } from './subscription-state.js';
-export { returnTokens, takeTokens, type BucketLimits, type BucketResult } from './token-bucket.js';
+export {
+  chargeTokens,
+  peekTokens,
+  takeTokens,
+  type BucketLimits,
+  type BucketResult,
+} from './token-bucket.js';
 export { publicApiEnv, startPublicApi, type PublicApi } from './public-api.js';

@@ -32,6 +32,11 @@ export interface PublicApi {
   /** Verifies tokens, refusing those of revoked keys. */
   verifier: TokenVerifier;
   policy: ApiPolicy;
+  /**
+   * A readiness check: rejects until the revocation list was fetched once, so a process that
+   * starts while auth is down takes no traffic with an empty list.
+   */
+  ready(): Promise<void>;
   stop(): void;
 }
 
@@ -66,5 +71,13 @@ export async function startPublicApi(
       serviceToken: config.SERVICE_TOKEN,
     }),
   });
-  return { verifier, policy, stop: () => revocations.close() };
+  return {
+    verifier,
+    policy,
+    ready: () =>
+      revocations.loaded()
+        ? Promise.resolve()
+        : Promise.reject(new Error('the revocation list has not been fetched from auth yet')),
+    stop: () => revocations.close(),
+  };
 }

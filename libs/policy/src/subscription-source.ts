@@ -33,33 +33,43 @@ export interface BillingSubscriptionsOptions {
 export function billingSubscriptions(options: BillingSubscriptionsOptions): SubscriptionSource {
   const { billingUrl, serviceToken, cacheMs = 500, timeoutMs = 1_000 } = options;
   const remembered = new Map<string, { snapshot: SubscriptionSnapshot; until: number }>();
+  // After billing failed, it is left alone this long: a hanging billing costs one timeout per
+  // second, not one per write.
+  const restMs = 1_000;
+  let restingUntil = -Infinity;
+
+  async function ask(tenantId: string): Promise<SubscriptionSnapshot | null> {
+    if (performance.now() < restingUntil) return null;
+    try {
+      const res = await fetch(
+        new URL(`/internal/v1/tenants/${encodeURIComponent(tenantId)}/subscription`, billingUrl),
+        {
+          headers: { authorization: `Bearer ${serviceToken}` },
+          signal: AbortSignal.timeout(timeoutMs),
+        },
+      );
+      if (!res.ok) throw new Error(`billing answered ${res.status}`);
+      const answer: unknown = await res.json();
+      const body = (answer ?? {}) as Partial<SubscriptionSnapshot>;
+      return decodeSnapshot(
+        `${String(body.state)}:${String(body.version)}:${String(body.consecutiveFailures)}`,
+      );
+    } catch {
+      restingUntil = performance.now() + restMs;
+      return null;
+    }
+  }
 
   return {
     async fetch(tenantId, { allowRemembered = false } = {}) {
-      const now = performance.now();
       const hit = remembered.get(tenantId);
-      if (allowRemembered && hit && hit.until > now) return hit.snapshot;
-      try {
-        const res = await fetch(
-          new URL(`/internal/v1/tenants/${encodeURIComponent(tenantId)}/subscription`, billingUrl),
-          {
-            headers: { authorization: `Bearer ${serviceToken}` },
-            signal: AbortSignal.timeout(timeoutMs),
-          },
-        );
-        if (!res.ok) return null;
-        const answer: unknown = await res.json();
-        const body = (answer ?? {}) as Partial<SubscriptionSnapshot>;
-        const snapshot = decodeSnapshot(
-          `${String(body.state)}:${String(body.version)}:${String(body.consecutiveFailures)}`,
-        );
-        if (!snapshot) return null;
-        if (remembered.size > 10_000) remembered.clear();
-        remembered.set(tenantId, { snapshot, until: now + cacheMs });
-        return snapshot;
-      } catch {
-        return null;
-      }
+      if (allowRemembered && hit && hit.until > performance.now()) return hit.snapshot;
+      const snapshot = await ask(tenantId);
+      // Billing unreachable: the last answer it gave, however old, beats knowing nothing.
+      if (!snapshot) return hit?.snapshot ?? null;
+      if (remembered.size > 10_000) remembered.clear();
+      remembered.set(tenantId, { snapshot, until: performance.now() + cacheMs });
+      return snapshot;
     },
   };
 }

@@ -13,12 +13,6 @@ export interface SubscriptionSnapshot {
   version: number;
 }
 
-/**
- * How long a mirrored snapshot lives without being rewritten. Changes are written at once;
- * the expiry only bounds how long a Redis restored from an old snapshot file could be wrong.
- */
-export const SUBSCRIPTION_MIRROR_TTL_MS = 120_000;
-
 /** `herald:{tenantId}:subscription`: tagged by Tenant, one slot per Tenant on a Cluster. */
 export function subscriptionKey(tenantId: string): string {
   return taggedKey('herald', tenantId, 'subscription');
@@ -40,14 +34,16 @@ export function decodeSnapshot(value: string | null | undefined): SubscriptionSn
 }
 
 // Writers race (the change itself, the sync loop, a lazy refill from an older read): the
-// version decides, atomically. An equal version rewrites, which refreshes the expiry.
+// version decides, atomically. No expiry: a mirror that vanished on its own would turn every
+// write into a billing call, and a billing outage into lifted suspensions. A Redis restored
+// with old data is rewritten by billing when it reconnects.
 const STORE_IF_NOT_OLDER = defineScript(`
 local current = redis.call('GET', KEYS[1])
 if current then
   local version = tonumber(string.match(current, '^%a+:(%d+):'))
   if version and version > tonumber(ARGV[2]) then return 0 end
 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+redis.call('SET', KEYS[1], ARGV[1])
 return 1
 `);
 
@@ -63,7 +59,7 @@ export async function storeSubscriptionState(
   const written = await STORE_IF_NOT_OLDER.run(
     redis,
     [subscriptionKey(tenantId)],
-    [encodeSnapshot(snapshot), snapshot.version, SUBSCRIPTION_MIRROR_TTL_MS],
+    [encodeSnapshot(snapshot), snapshot.version],
   );
   return written === 1;
 }

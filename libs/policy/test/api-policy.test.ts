@@ -45,16 +45,18 @@ function billingTable() {
   return { states, calls, source };
 }
 
-async function startApp(redis: Redis, billing: SubscriptionSource) {
+const BUDGETS = {
+  read: { refillPerSecond: 2, burst: 3 },
+  write: { refillPerSecond: 2, burst: 4 },
+};
+
+async function startApp(redis: Redis, billing: SubscriptionSource, budgets = BUDGETS) {
   const policy = createApiPolicy({
     verifier: createTestVerifier(signer),
     redis,
     logger,
     subscriptions: billing,
-    budgets: {
-      read: { refillPerSecond: 2, burst: 3 },
-      write: { refillPerSecond: 2, burst: 4 },
-    },
+    budgets,
   });
   const app = createHttpApp({
     logger,
@@ -221,5 +223,40 @@ describe('the API guard without Redis', () => {
       version: 1,
     });
     expect((await request('POST', '/things', { token: suspended.token })).status).toBe(402);
+  });
+});
+
+describe('Retry-After with a slow refill', () => {
+  let redis: Redis;
+  let server: RunningServer;
+  beforeAll(async () => {
+    redis = createRedis({ url: single });
+    await waitForRedis(redis);
+    // One read every 4 s: Retry-After must say 4, and mean it.
+    server = await startApp(redis, billingTable().source, {
+      ...BUDGETS,
+      read: { refillPerSecond: 0.25, burst: 1 },
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    await redis.close();
+  });
+
+  it('when the refill is slow, then Retry-After says how long, waiting less is refused and waiting that long gets through', async () => {
+    const request = createTestRequester(server.url);
+    const { token } = newKey();
+    expect((await request('GET', '/things', { token })).status).toBe(200);
+    const limited = await request('GET', '/things', { token });
+    expect(limited.status).toBe(429);
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(retryAfter).toBe(4);
+    expect(limited.headers.get('ratelimit-reset')).toBe('4');
+
+    await new Promise((r) => setTimeout(r, (retryAfter - 1) * 1000));
+    expect((await request('GET', '/things', { token })).status).toBe(429);
+    // The refused request did not cost anything: one more second is enough.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await request('GET', '/things', { token })).status).toBe(200);
   });
 });

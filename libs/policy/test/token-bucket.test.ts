@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createRedis, waitForRedis, type Redis } from '@herald/redis';
-import { budgetKey, returnTokens, takeTokens } from '../src/index.js';
+import { budgetKey, chargeTokens, peekTokens, takeTokens } from '../src/index.js';
 
 const single = process.env.REDIS_URL ?? 'redis://127.0.0.1:56379';
 const clusterNodes = (
@@ -58,16 +58,27 @@ describe.each(targets)('takeTokens on %s', (_name, connect) => {
     expect(allowed).toBeLessThanOrEqual(50 + Math.floor(elapsedS * 1) + 1);
   });
 
-  it('when tokens are returned, then they count again, never above the burst', async () => {
+  it('when a bucket is peeked at, then nothing is taken; when charged, then it goes into debt (at most one burst) that the refill pays back first', async () => {
     const key = freshKey();
-    const limits = { refillPerSecond: 0.001, burst: 2 };
-    await takeTokens(redis, key, limits);
-    await takeTokens(redis, key, limits);
-    expect((await takeTokens(redis, key, limits)).allowed).toBe(false);
+    const limits = { refillPerSecond: 1, burst: 2 };
+    for (let i = 0; i < 5; i += 1)
+      expect((await peekTokens(redis, key, limits)).allowed).toBe(true);
+    expect(await takeTokens(redis, key, limits)).toMatchObject({ allowed: true, remaining: 1 });
 
-    await returnTokens(redis, key, limits, 5);
-    const after = await takeTokens(redis, key, limits);
-    expect(after).toMatchObject({ allowed: true, remaining: 1 });
+    await chargeTokens(redis, key, limits, 10);
+    const peeked = await peekTokens(redis, key, limits);
+    // Debt capped at -2: three tokens short of one, at 1/s.
+    expect(peeked).toMatchObject({ allowed: false, remaining: 0 });
+    expect(peeked.retryInMs).toBeGreaterThan(2_800);
+    expect(peeked.retryInMs).toBeLessThanOrEqual(3_000);
+  });
+
+  it('when the bucket is stored, then its time and tokens are exact decimals, not rounded floats', async () => {
+    const key = freshKey();
+    await takeTokens(redis, key, { refillPerSecond: 3, burst: 7 });
+    const [tokens, at] = await redis.hmGet(key, ['tokens', 'at']);
+    expect(at).toMatch(/^\d{16}$/);
+    expect(tokens).toBe('6');
   });
 
   it('when buckets of different keys are used, then they do not share tokens and expire once full', async () => {

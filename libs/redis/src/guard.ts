@@ -20,6 +20,11 @@ export interface RedisGuardOptions {
   cooldownMs?: number;
   /** At most one log line per this many ms. Default one minute. */
   logIntervalMs?: number;
+  /**
+   * Consecutive failures before the cooldown starts. Default 1; a caller that must not lose
+   * Redis for a whole cooldown over one slow answer (a busy event loop) asks for more.
+   */
+  failuresBeforeRest?: number;
 }
 
 /**
@@ -43,14 +48,20 @@ const failures = () =>
 export function createRedisGuard(options: RedisGuardOptions): RedisGuard {
   const { use, logger, fallback, timeoutMs = 100, cooldownMs = 5_000 } = options;
   const logIntervalMs = options.logIntervalMs ?? 60_000;
+  const failuresBeforeRest = options.failuresBeforeRest ?? 1;
   const counter = failures();
   let restingUntil = -Infinity;
   let lastLoggedAt = -Infinity;
+  let consecutive = 0;
 
   function failed(operation: string, err: unknown): void {
     counter.add(1, { use, operation });
     const now = performance.now();
-    restingUntil = now + cooldownMs;
+    consecutive += 1;
+    if (consecutive >= failuresBeforeRest) {
+      restingUntil = now + cooldownMs;
+      consecutive = 0;
+    }
     if (now - lastLoggedAt < logIntervalMs) return;
     lastLoggedAt = now;
     logger.warn(
@@ -74,7 +85,9 @@ export function createRedisGuard(options: RedisGuardOptions): RedisGuard {
         );
       });
       try {
-        return await Promise.race([call(), timeout]);
+        const result = await Promise.race([call(), timeout]);
+        consecutive = 0;
+        return result;
       } catch (err) {
         failed(operation, err);
         throw err;

@@ -13,6 +13,8 @@ export interface ContactsAppDeps {
   logger: Logger;
   /** Tokens, rate budgets and subscription state of the public routes. */
   policy: ApiPolicy;
+  /** Whether the public routes' guard is ready (the revocation list is loaded); default yes. */
+  policyReady?: () => Promise<void>;
   adminToken: string;
   serviceToken: string;
   tenantExists: TenantDirectory;
@@ -23,7 +25,10 @@ export interface ContactsAppDeps {
 export function createApp(deps: ContactsAppDeps): Express {
   return createHttpApp({
     logger: deps.logger,
-    readiness: { database: () => pingDatabase(deps.pool) },
+    readiness: {
+      database: () => pingDatabase(deps.pool),
+      ...(deps.policyReady ? { revocations: deps.policyReady } : {}),
+    },
     routes: (app) => {
       mountContactRoutes(app, deps);
       mountExportEraseRoutes(app, deps);

@@ -17,6 +17,8 @@ export interface EventsAppDeps {
   logger: Logger;
   /** Tokens, rate budgets and subscription state of the public routes. */
   policy: ApiPolicy;
+  /** Whether the public routes' guard is ready (the revocation list is loaded); default yes. */
+  policyReady?: () => Promise<void>;
   /** The dedup fast path; PostgreSQL stays the authority, so Redis may be away. */
   redis: Redis;
   /** The contacts service's batch identity lookup: one call per request. */
@@ -42,7 +44,10 @@ export function createApp(deps: EventsAppDeps): Express {
   return createHttpApp({
     logger: deps.logger,
     // Redis is not a readiness dependency: recording works without it.
-    readiness: { database: () => pingDatabase(deps.pool) },
+    readiness: {
+      database: () => pingDatabase(deps.pool),
+      ...(deps.policyReady ? { revocations: deps.policyReady } : {}),
+    },
     routes: (app) => {
       mountEventRoutes(app, recording);
       mountAdminRoutes(app, deps);

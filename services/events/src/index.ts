@@ -25,6 +25,7 @@ const app = createApp({
   pool,
   logger,
   policy: publicApi.policy,
+  policyReady: () => publicApi.ready(),
   redis,
   resolveIdentities: contactsIdentityResolver({
     contactsUrl: config.SERVICE_URL_CONTACTS,

@@ -42,7 +42,8 @@ describe('revoking an API key', () => {
           await expectError(res, 401, 'unauthenticated');
           return performance.now() - revokedAt;
         }
-        expect(res.status).not.toBe(200);
+        // Still accepted: the missing Contact's 404, the unknown Contact's 422.
+        expect([404, 422]).toContain(res.status);
         if (performance.now() - revokedAt > DEADLINE_MS) {
           throw new Error(`still answered ${res.status} ${DEADLINE_MS} ms after the revocation`);
         }

@@ -1,14 +1,15 @@
 import { isIPv6 } from 'node:net';
 import { errors } from '@herald/errors';
-import { returnTokens, takeTokens, type BucketLimits } from '@herald/policy';
+import { chargeTokens, peekTokens, type BucketLimits } from '@herald/policy';
 import { createRedisGuard, taggedKey, type Redis } from '@herald/redis';
 import { meter } from '@herald/telemetry';
 
-// decisions F.4: every exchange that could run the slow hash first takes one "failure
-// allowance" from its ClientID's bucket and from its client address's bucket, and gives it
-// back when it succeeds. Taking before hashing (not counting after) bounds the hashes exactly,
-// however many attempts an attacker sends at once; giving back keeps the guard invisible to a
-// client whose secret is right.
+// decisions F.4: before an exchange that could run the slow hash, the guard checks that the
+// client address and (for a secret key's ClientID) the ClientID still have failures allowed;
+// a failed hash is then charged to both. A bucket may go into debt (up to one burst) when many
+// failures land at once, so a burst of concurrent attempts locks the attacker out for longer
+// rather than getting through again sooner. Successful exchanges are never counted, so any
+// number of them may run at once.
 
 export interface ExchangeGuardLimits {
   /** Failed exchanges per ClientID: a burst, then `refillPerSecond` more. */
@@ -19,8 +20,8 @@ export interface ExchangeGuardLimits {
 
 /** What an admitted exchange reports back. */
 export interface Admission {
-  /** The exchange succeeded: its allowance goes back (not awaited: the answer is not held). */
-  succeeded(): void;
+  /** The exchange ran the hash and failed: one failure for the address and the ClientID. */
+  failed(): Promise<void>;
 }
 
 export interface ExchangeGuard {
@@ -32,7 +33,11 @@ interface WarnLogger {
   warn(obj: object, msg: string): void;
 }
 
-const CLIENT_ID = /^(ck|pk)_[0-9A-Za-z]{1,64}$/;
+/**
+ * Only a secret key's ClientID has a bucket: a publishable ClientID is public and its exchange
+ * never hashes, so a bucket would only let anyone lock a customer's browsers out.
+ */
+const SECRET_CLIENT_ID = /^ck_[0-9A-Za-z]{1,64}$/;
 
 /**
  * An IPv6 client is counted by its /64 (one subscriber's usual allocation); an IPv4 one (also
@@ -83,8 +88,9 @@ export function createExchangeGuard(deps: {
           limits: limits.address,
         },
       ];
-      // A string that is no ClientID gets no bucket of its own: no Redis key per random name.
-      if (clientId !== null && CLIENT_ID.test(clientId)) {
+      // A string that is no secret key's ClientID gets no bucket of its own: no Redis key per
+      // random name (the address bucket still counts its failures).
+      if (clientId !== null && SECRET_CLIENT_ID.test(clientId)) {
         buckets.push({
           limit: 'client',
           key: taggedKey(keyPrefix, clientId, 'exchange-failures'),
@@ -95,31 +101,29 @@ export function createExchangeGuard(deps: {
       try {
         // Two slots on a Cluster (address, ClientID): asked in parallel.
         results = await guard.run('admit', () =>
-          Promise.all(buckets.map((b) => takeTokens(redis, b.key, b.limits))),
+          Promise.all(buckets.map((b) => peekTokens(redis, b.key, b.limits))),
         );
       } catch {
-        return { succeeded: () => {} };
+        return { failed: () => Promise.resolve() };
       }
-      const giveBack = (which: typeof buckets) => {
-        if (which.length === 0) return;
-        void guard
-          .run('give_back', () =>
-            Promise.all(which.map((b) => returnTokens(redis, b.key, b.limits))),
-          )
-          .catch(() => {});
-      };
-
       const denied = buckets.filter((_, i) => !results[i]!.allowed);
       if (denied.length > 0) {
         for (const b of denied) refused.add(1, { limit: b.limit });
-        giveBack(buckets.filter((_, i) => results[i]!.allowed));
-        const waitMs = Math.max(...results.map((r) => r.retryInMs));
+        const waitMs = Math.max(...results.filter((r) => !r.allowed).map((r) => r.retryInMs));
         throw errors.rateLimited(
           waitMs / 1000,
           'too many failed token exchanges; retry after the number of seconds in Retry-After',
         );
       }
-      return { succeeded: () => giveBack(buckets) };
+      return {
+        failed: async () => {
+          await guard
+            .run('charge', () =>
+              Promise.all(buckets.map((b) => chargeTokens(redis, b.key, b.limits))),
+            )
+            .catch(() => {});
+        },
+      };
     },
   };
 }

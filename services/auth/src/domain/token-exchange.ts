@@ -36,6 +36,7 @@ export async function exchangeCredentials(
   const key = credentials ? await deps.apiKeys.findByClientId(credentials.clientId) : null;
 
   let authenticated: boolean;
+  let hashed = false;
   if (key?.kind === 'publishable') {
     authenticated = credentials!.secret === '';
   } else {
@@ -43,10 +44,14 @@ export async function exchangeCredentials(
       key?.secretHash ?? deps.decoyHash,
       credentials?.secret ?? '',
     );
+    hashed = true;
     authenticated = key !== null && verified;
   }
-  if (!authenticated || !key || key.revokedAt !== null) throw errors.invalidClient();
-  admission.succeeded();
+  if (!authenticated || !key || key.revokedAt !== null) {
+    // Only a failure that cost a hash counts against the guard.
+    if (hashed) await admission.failed();
+    throw errors.invalidClient();
+  }
 
   const accessToken = await deps.signer.sign({
     tenantId: key.tenantId,

@@ -92,11 +92,14 @@ export async function resetToActive(
   return rows[0] && toRow(rows[0]);
 }
 
-/** Rows whose newest version Redis may not hold, oldest Tenant id first. */
+/**
+ * Rows whose newest version Redis may not hold, suspended ones first: a Redis restored with old
+ * data lets a suspended Tenant write until its row comes round.
+ */
 export async function findBehindRedis(db: Queryable, limit: number): Promise<SubscriptionRow[]> {
   const { rows } = await db.query<DbRow>(
     `select ${COLUMNS} from subscriptions where redis_synced_version < version
-     order by tenant_id limit $1`,
+     order by state = 'suspended' desc, tenant_id limit $1`,
     [limit],
   );
   return rows.map(toRow);

@@ -265,6 +265,8 @@ async function main() {
       ...kubeVersionArgs,
       '--set',
       'operatorIngress.enabled=true',
+      '--set',
+      'operatorIngress.host=admin.example.com',
     ]);
     const manifests = yamlDocuments(tools.helm, withOperator);
     const compose = yamlDocument(

@@ -3,10 +3,16 @@
 // 401. k6 VUs share no memory, so each VU keeps its own copy and refreshes it itself.
 import http from 'k6/http';
 import encoding from 'k6/encoding';
-import { check } from 'k6';
-import { baseUrl, keys, requestTimeout, tokenRefreshMarginS } from './config.js';
+import { check, sleep } from 'k6';
+import {
+  baseUrl,
+  keys,
+  requestTimeout,
+  tokenRefreshJitterS,
+  tokenRefreshMarginS,
+} from './config.js';
 import { duration, tokenRefreshes } from './metrics.js';
-import { bodyJson } from './response.js';
+import { bodyJson, retryAfterSeconds } from './response.js';
 
 const TOKEN_ROUTE = 'token';
 
@@ -14,14 +20,29 @@ const TOKEN_ROUTE = 'token';
  *  slow hash on the server; hammering it would be its own load test). */
 const REFRESH_BACKOFF_MS = 5000;
 
-/** POST /v1/token with HTTP Basic; {accessToken, expiresAt (epoch ms)} or null. */
+/** Resends of one exchange after a 429, a 5xx or no answer (spec 7: retry with backoff). */
+const EXCHANGE_RESENDS = 3;
+/** A 429 from the exchange guard is waited out and resent, not a failure of the run. */
+const EXCHANGE_EXPECTED = http.expectedStatuses(200, 429);
+
+/**
+ * POST /v1/token with HTTP Basic; {accessToken, expiresAt (epoch ms)} or null. A 429 or 503 is
+ * resent after its Retry-After, another 5xx or a lost connection after a growing pause.
+ */
 export function exchange(key) {
-  const res = http.post(`${baseUrl}/v1/token`, null, {
-    headers: { Authorization: `Basic ${encoding.b64encode(`${key.clientId}:${key.secret}`)}` },
-    tags: { name: TOKEN_ROUTE },
-    timeout: requestTimeout,
-  });
-  duration.add(res.timings.duration, { name: TOKEN_ROUTE });
+  let res;
+  for (let attempt = 0; ; attempt += 1) {
+    res = http.post(`${baseUrl}/v1/token`, null, {
+      headers: { Authorization: `Basic ${encoding.b64encode(`${key.clientId}:${key.secret}`)}` },
+      tags: { name: TOKEN_ROUTE },
+      timeout: requestTimeout,
+      responseCallback: EXCHANGE_EXPECTED,
+    });
+    duration.add(res.timings.duration, { name: TOKEN_ROUTE });
+    const retriable = res.status === 0 || res.status === 429 || res.status >= 500;
+    if (!retriable || attempt >= EXCHANGE_RESENDS) break;
+    sleep(res.status === 429 || res.status === 503 ? retryAfterSeconds(res, 1) : attempt + 1);
+  }
   const body = bodyJson(res);
   const ok = check(res, {
     'token: 200 with a Bearer token': (r) =>
@@ -46,11 +67,15 @@ export function exchangeAll() {
 
 let tokens = null; // this VU's tokens, by key index
 let refreshMarginMs = tokenRefreshMarginS * 1000;
+// Every VU starts with setup()'s tokens, which expire together: each VU refreshes up to two
+// minutes (TOKEN_REFRESH_JITTER_S) earlier than the margin, at random, so the exchanges (slow hashes) spread out.
+let refreshJitterMs = Math.random() * tokenRefreshJitterS * 1000;
 
 /** Refreshes tokens this long before expiry instead (below the 900 s lifetime); the smoke test
  *  uses it so that the refresh path runs inside its few seconds. */
 export function refreshTokensEarly(seconds) {
   refreshMarginMs = seconds * 1000;
+  refreshJitterMs = 0;
 }
 
 /** Takes setup()'s tokens for this VU (once; later calls keep the VU's refreshed ones). */
@@ -70,6 +95,8 @@ export function refresh(i, reason) {
 export function bearer(i) {
   const t = tokens[i];
   const now = Date.now();
-  if (t.expiresAt - now <= refreshMarginMs && now >= t.retryAt) refresh(i, 'expiry');
+  if (t.expiresAt - now <= refreshMarginMs + refreshJitterMs && now >= t.retryAt) {
+    refresh(i, 'expiry');
+  }
   return tokens[i].accessToken;
 }

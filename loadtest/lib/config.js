@@ -52,6 +52,8 @@ export const organizationExternalId = (__ENV.ORGANIZATION_EXTERNAL_ID || '').tri
 
 /** Refresh a token this long before it expires (spec 5: one minute). */
 export const tokenRefreshMarginS = envNumber('TOKEN_REFRESH_MARGIN_S', 60);
+/** Each VU refreshes up to this much earlier still, at random, so VUs do not refresh together. */
+export const tokenRefreshJitterS = envNumber('TOKEN_REFRESH_JITTER_S', 120);
 
 /** A request without an answer after this long is resent with the same body (same dedupKeys). */
 export const requestTimeout = envDuration('REQUEST_TIMEOUT', '10s');

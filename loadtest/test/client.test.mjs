@@ -121,6 +121,7 @@ test('when Herald misbehaves, then the client waits, refreshes and resends as th
       CLIENT_SECRET,
       REQUEST_TIMEOUT: '1s',
       TOKEN_REFRESH_MARGIN_S: '60',
+      TOKEN_REFRESH_JITTER_S: '0',
       MAX_RESENDS: '2',
       SUMMARY_JSON: summaryFile,
       K6_NO_USAGE_REPORT: 'true',

@@ -22,6 +22,10 @@ const schema = z.object({
   AUTH_SIGNING_KEYS: secret(),
   AUTH_ISSUER: z.string().min(1).default(DEFAULT_ISSUER),
   AUTH_AUDIENCE: z.string().min(1).default(DEFAULT_AUDIENCE),
+  /** Slow hashes (argon2id, 19 MiB each) running at once per replica; more wait in line. */
+  HASH_CONCURRENCY: z.coerce.number().int().min(1).default(4),
+  /** Exchanges waiting for a hash; beyond this, 503 with Retry-After (load is shed). */
+  HASH_QUEUE: z.coerce.number().int().min(0).default(64),
   /** The exchange guard's buckets (decisions F.4). */
   ...redisEnv,
   /** Failed exchanges one ClientID may have at once, then one more per 60/refill seconds. */

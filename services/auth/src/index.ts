@@ -7,7 +7,7 @@ import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { exchangeGuardLimits, loadAuthConfig } from './config.js';
 import { createExchangeGuard } from './domain/exchange-guard.js';
-import { argon2Hasher } from './domain/secret-hasher.js';
+import { argon2Hasher, boundedHasher } from './domain/secret-hasher.js';
 import { createTokenSigner } from './domain/signing-keys.js';
 
 const config = loadAuthConfig();
@@ -28,7 +28,10 @@ const app = await createApp({
   pool,
   logger,
   signer,
-  hasher: argon2Hasher,
+  hasher: boundedHasher(argon2Hasher, {
+    concurrency: config.HASH_CONCURRENCY,
+    queue: config.HASH_QUEUE,
+  }),
   adminToken: config.ADMIN_TOKEN,
   serviceToken: config.SERVICE_TOKEN,
   exchangeGuard: createExchangeGuard({ redis, limits: exchangeGuardLimits(config), logger }),

@@ -1,3 +1,4 @@
+import { errors } from '@herald/errors';
 import argon2 from 'argon2';
 
 /**
@@ -27,3 +28,41 @@ export const argon2Hasher: SecretHasher = {
     }
   },
 };
+
+/**
+ * At most `concurrency` hashes at once in this process, at most `queue` more waiting; beyond
+ * that, 503 with Retry-After. Each argon2id run holds 19 MiB and a core: without a bound, a
+ * burst of exchanges (many addresses, many keys, past the exchange guard) would take the
+ * replica's memory, and its latency would grow without limit instead of shedding load.
+ */
+export function boundedHasher(
+  hasher: SecretHasher,
+  { concurrency, queue }: { concurrency: number; queue: number },
+): SecretHasher {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+
+  async function slot<T>(work: () => Promise<T>): Promise<T> {
+    if (running >= concurrency) {
+      if (waiting.length >= queue) {
+        throw errors.unavailable('too many token exchanges at once; retry shortly');
+      }
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    } else {
+      running += 1;
+    }
+    try {
+      return await work();
+    } finally {
+      // Hand the slot straight to the next waiter, or free it.
+      const next = waiting.shift();
+      if (next) next();
+      else running -= 1;
+    }
+  }
+
+  return {
+    hash: (secret) => slot(() => hasher.hash(secret)),
+    verify: (hash, secret) => slot(() => hasher.verify(hash, secret)),
+  };
+}

@@ -1,4 +1,4 @@
-export { assertScope, authenticate, principalOf, requireScope } from './middleware.js';
+export { assertScope, authenticate, principalOf } from './middleware.js';
 export { DEFAULT_SECRET_KEY_SCOPES, PUBLISHABLE_KEY_SCOPES, SCOPES, type Scope } from './scopes.js';
 export {
   CLAIMS,

@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import { errors } from '@herald/errors';
 import type { Scope } from './scopes.js';
 import type { Principal } from './token.js';
@@ -25,14 +25,6 @@ export async function authenticate(
 /** 403 insufficient_scope naming the scope the key lacks (decisions D.7). */
 export function assertScope(principal: Principal, scope: Scope): void {
   if (!principal.scopes.has(scope)) throw errors.insufficientScope(scope);
-}
-
-/** Authentication and the route's scope, for routes outside the request budgets. */
-export function requireScope(verifier: TokenVerifier, scope: Scope): RequestHandler {
-  return async (req, res, next) => {
-    assertScope(await authenticate(req, res, verifier), scope);
-    next();
-  };
 }
 
 /** The principal `authenticate` stored; routes call this after it ran. */

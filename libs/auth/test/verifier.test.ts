@@ -4,7 +4,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { errorHandler } from '@herald/errors';
-import { createTokenVerifier, requireScope, principalOf, CLAIMS } from '../src/index.js';
+import {
+  assertScope,
+  authenticate,
+  createTokenVerifier,
+  principalOf,
+  CLAIMS,
+} from '../src/index.js';
 
 const ISSUER = 'herald-auth';
 const AUDIENCE = 'herald-api';
@@ -201,10 +207,11 @@ describe('createTokenVerifier with a revocation list', () => {
   });
 });
 
-describe('requireScope', () => {
+describe('authenticate and assertScope', () => {
   async function call(authorization?: string) {
     const app = express();
-    app.get('/contacts', requireScope(verifier(), 'contacts:read'), (_req, res) => {
+    app.get('/contacts', async (req, res) => {
+      assertScope(await authenticate(req, res, verifier()), 'contacts:read');
       res.json({ tenant: principalOf(res).tenantId });
     });
     app.use(errorHandler({ error: () => {}, warn: () => {} }));

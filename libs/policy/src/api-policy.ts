@@ -23,6 +23,8 @@ export interface ApiPolicyDeps {
   /** Asked when the Redis mirror has no snapshot (flushed, restarted) or Redis is down. */
   subscriptions: SubscriptionSource;
   logger: WarnLogger;
+  /** Rejects while the guard cannot yet judge tokens (the revocation list is not loaded). */
+  ready?: () => Promise<void>;
 }
 
 export interface GuardOptions {
@@ -41,6 +43,8 @@ export interface GuardOptions {
  */
 export interface ApiPolicy {
   guard(options: GuardOptions): RequestHandler;
+  /** A readiness check for the service's /readyz. */
+  ready(): Promise<void>;
 }
 
 /** `herald:{ClientID}:budget:read|write`: tagged by ClientID, one Cluster slot per key. */
@@ -78,6 +82,7 @@ export function createApiPolicy(deps: ApiPolicyDeps): ApiPolicy {
   }
 
   return {
+    ready: deps.ready ?? (() => Promise.resolve()),
     guard({ scope, allowedWhileSuspended = false }) {
       return async (req, res, next) => {
         const principal = await authenticate(req, res, deps.verifier);

@@ -31,12 +31,8 @@ interface WarnLogger {
 export interface PublicApi {
   /** Verifies tokens, refusing those of revoked keys. */
   verifier: TokenVerifier;
+  /** Its `ready()` rejects until the revocation list was fetched once. */
   policy: ApiPolicy;
-  /**
-   * A readiness check: rejects until the revocation list was fetched once, so a process that
-   * starts while auth is down takes no traffic with an empty list.
-   */
-  ready(): Promise<void>;
   stop(): void;
 }
 
@@ -70,14 +66,11 @@ export async function startPublicApi(
       billingUrl: config.SERVICE_URL_BILLING,
       serviceToken: config.SERVICE_TOKEN,
     }),
-  });
-  return {
-    verifier,
-    policy,
+    // A process that starts while auth is down takes no traffic with an empty list.
     ready: () =>
       revocations.loaded()
         ? Promise.resolve()
         : Promise.reject(new Error('the revocation list has not been fetched from auth yet')),
-    stop: () => revocations.close(),
-  };
+  });
+  return { verifier, policy, stop: () => revocations.close() };
 }

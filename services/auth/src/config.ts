@@ -1,7 +1,10 @@
 import { DEFAULT_AUDIENCE, DEFAULT_ISSUER, operatorAndServiceTokensEnv } from '@herald/auth';
 import { httpServerEnv, loadConfig, secret, url, z } from '@herald/config';
 import { redisEnv } from '@herald/redis';
-import type { ExchangeGuardLimits } from './domain/exchange-guard.js';
+import {
+  DEFAULT_EXCHANGE_GUARD_LIMITS as DEFAULT_GUARD,
+  type ExchangeGuardLimits,
+} from './domain/exchange-guard.js';
 
 export const DEFAULT_PORT = 18081;
 
@@ -29,11 +32,17 @@ const schema = z.object({
   /** The exchange guard's buckets (decisions F.4). */
   ...redisEnv,
   /** Failed exchanges one ClientID may have at once, then one more per 60/refill seconds. */
-  EXCHANGE_GUARD_CLIENT_BURST: z.coerce.number().int().min(1).default(10),
-  EXCHANGE_GUARD_CLIENT_REFILL_PER_MINUTE: z.coerce.number().positive().default(10),
+  EXCHANGE_GUARD_CLIENT_BURST: z.coerce.number().int().min(1).default(DEFAULT_GUARD.client.burst),
+  EXCHANGE_GUARD_CLIENT_REFILL_PER_MINUTE: z.coerce
+    .number()
+    .positive()
+    .default(DEFAULT_GUARD.client.refillPerSecond * 60),
   /** Failed exchanges one client address (an IPv6 /64) may have at once, then the refill. */
-  EXCHANGE_GUARD_ADDRESS_BURST: z.coerce.number().int().min(1).default(30),
-  EXCHANGE_GUARD_ADDRESS_REFILL_PER_MINUTE: z.coerce.number().positive().default(30),
+  EXCHANGE_GUARD_ADDRESS_BURST: z.coerce.number().int().min(1).default(DEFAULT_GUARD.address.burst),
+  EXCHANGE_GUARD_ADDRESS_REFILL_PER_MINUTE: z.coerce
+    .number()
+    .positive()
+    .default(DEFAULT_GUARD.address.refillPerSecond * 60),
 });
 
 export type AuthConfig = Readonly<z.output<typeof schema>>;

@@ -5,8 +5,11 @@ import { createPool, runMigrations, type Pool } from '@herald/db';
 import { startServer, type RunningServer } from '@herald/http';
 import { createRedis } from '@herald/redis';
 import { createApp } from '../src/app.js';
-import { exchangeGuardLimits, loadAuthConfig } from '../src/config.js';
-import { createExchangeGuard, type ExchangeGuardLimits } from '../src/domain/exchange-guard.js';
+import {
+  createExchangeGuard,
+  DEFAULT_EXCHANGE_GUARD_LIMITS,
+  type ExchangeGuardLimits,
+} from '../src/domain/exchange-guard.js';
 import { argon2Hasher, type SecretHasher } from '../src/domain/secret-hasher.js';
 import { createTokenSigner, type TokenSigner } from '../src/domain/signing-keys.js';
 
@@ -51,15 +54,6 @@ export interface StartOptions {
   redisUrl?: string;
 }
 
-/** The production defaults of the settings (config.ts), as a deployment without overrides has. */
-export const DEFAULT_GUARD_LIMITS = exchangeGuardLimits(
-  loadAuthConfig({
-    ADMIN_TOKEN: 'x'.repeat(24),
-    SERVICE_TOKEN: 'x'.repeat(24),
-    AUTH_SIGNING_KEYS: 'x'.repeat(16),
-  }),
-);
-
 /**
  * The auth service in-process on port 0, against the real local PostgreSQL and Redis. Its
  * exchange guard has Redis keys of its own, so test files (and the stack's auth service, which
@@ -92,7 +86,7 @@ export async function startAuthService(options: StartOptions = {}): Promise<Test
     exchangeGuard: createExchangeGuard({
       redis,
       logger,
-      limits: options.guardLimits ?? DEFAULT_GUARD_LIMITS,
+      limits: options.guardLimits ?? DEFAULT_EXCHANGE_GUARD_LIMITS,
       keyPrefix: `herald-test-${randomUUID()}`,
     }),
   });

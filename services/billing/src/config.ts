@@ -1,5 +1,6 @@
 import { operatorAndServiceTokensEnv } from '@herald/auth';
 import { httpServerEnv, int, list, loadConfig, url, z } from '@herald/config';
+import { redisEnv } from '@herald/redis';
 
 export const DEFAULT_PORT = 18084;
 
@@ -14,8 +15,7 @@ const schema = z.object({
   ...setupEnv,
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
   /** Where the subscription state is mirrored for every service's write check. */
-  REDIS_URL: url('redis://127.0.0.1:56379'),
-  REDIS_CLUSTER_NODES: list('').optional(),
+  ...redisEnv,
   ...operatorAndServiceTokensEnv,
   /** The auth service, asked whether a Tenant exists (operator routes). */
   SERVICE_URL_AUTH: url('http://127.0.0.1:18081'),

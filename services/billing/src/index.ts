@@ -5,7 +5,7 @@ import { createPool } from '@herald/db';
 import { createLogger, startServer } from '@herald/http';
 import { createKafka, createProducer } from '@herald/kafka';
 import { createOutboxRelay } from '@herald/outbox';
-import { createRedis } from '@herald/redis';
+import { redisFromConfig } from '@herald/redis';
 import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { loadBillingConfig } from './config.js';
@@ -19,7 +19,7 @@ const pool = createPool({
   max: config.DATABASE_POOL_MAX,
 });
 // Connects in the background and reconnects forever; the mirror's loop catches up after.
-const redis = createRedis({ url: config.REDIS_URL, clusterNodes: config.REDIS_CLUSTER_NODES });
+const redis = redisFromConfig(config);
 const mirror = createSubscriptionMirror({ pool, redis, logger });
 const app = createApp({
   pool,

@@ -13,8 +13,6 @@ export interface ContactsAppDeps {
   logger: Logger;
   /** Tokens, rate budgets and subscription state of the public routes. */
   policy: ApiPolicy;
-  /** Whether the public routes' guard is ready (the revocation list is loaded); default yes. */
-  policyReady?: () => Promise<void>;
   adminToken: string;
   serviceToken: string;
   tenantExists: TenantDirectory;
@@ -27,7 +25,7 @@ export function createApp(deps: ContactsAppDeps): Express {
     logger: deps.logger,
     readiness: {
       database: () => pingDatabase(deps.pool),
-      ...(deps.policyReady ? { revocations: deps.policyReady } : {}),
+      revocations: () => deps.policy.ready(),
     },
     routes: (app) => {
       mountContactRoutes(app, deps);

@@ -24,7 +24,6 @@ const app = createApp({
   pool,
   logger,
   policy: publicApi.policy,
-  policyReady: () => publicApi.ready(),
   adminToken: config.ADMIN_TOKEN,
   serviceToken: config.SERVICE_TOKEN,
   tenantExists: authTenantDirectory({

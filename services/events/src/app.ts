@@ -17,8 +17,6 @@ export interface EventsAppDeps {
   logger: Logger;
   /** Tokens, rate budgets and subscription state of the public routes. */
   policy: ApiPolicy;
-  /** Whether the public routes' guard is ready (the revocation list is loaded); default yes. */
-  policyReady?: () => Promise<void>;
   /** The dedup fast path; PostgreSQL stays the authority, so Redis may be away. */
   redis: Redis;
   /** The contacts service's batch identity lookup: one call per request. */
@@ -46,7 +44,7 @@ export function createApp(deps: EventsAppDeps): Express {
     // Redis is not a readiness dependency: recording works without it.
     readiness: {
       database: () => pingDatabase(deps.pool),
-      ...(deps.policyReady ? { revocations: deps.policyReady } : {}),
+      revocations: () => deps.policy.ready(),
     },
     routes: (app) => {
       mountEventRoutes(app, recording);

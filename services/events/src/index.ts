@@ -25,7 +25,6 @@ const app = createApp({
   pool,
   logger,
   policy: publicApi.policy,
-  policyReady: () => publicApi.ready(),
   redis,
   resolveIdentities: contactsIdentityResolver({
     contactsUrl: config.SERVICE_URL_CONTACTS,

@@ -4,8 +4,9 @@ import {
   DEFAULT_AUDIENCE,
   DEFAULT_ISSUER,
   createTokenVerifier,
+  assertScope,
+  authenticate,
   principalOf,
-  requireScope,
 } from '@herald/auth';
 import { createHttpApp, startServer, type RunningServer } from '@herald/http';
 import { basic, exchange, newKey, newTenant } from './support.js';
@@ -24,7 +25,8 @@ beforeAll(async () => {
   const app = createHttpApp({
     logger: pino({ level: 'silent' }),
     routes: (app) => {
-      app.get('/v1/whoami', requireScope(verifier, 'contacts:read'), (_req, res) => {
+      app.get('/v1/whoami', async (req, res) => {
+        assertScope(await authenticate(req, res, verifier), 'contacts:read');
         const p = principalOf(res);
         res.json({ tenantId: p.tenantId, clientId: p.clientId });
       });

@@ -18,6 +18,15 @@ export interface ExchangeGuardLimits {
   address: BucketLimits;
 }
 
+/**
+ * Production values (the settings default to them): per ClientID 10 failures, then one every
+ * 6 s; per address 30, then one every 2 s.
+ */
+export const DEFAULT_EXCHANGE_GUARD_LIMITS: ExchangeGuardLimits = {
+  client: { burst: 10, refillPerSecond: 10 / 60 },
+  address: { burst: 30, refillPerSecond: 30 / 60 },
+};
+
 /** What an admitted exchange reports back. */
 export interface Admission {
   /** The exchange ran the hash and failed: one failure for the address and the ClientID. */

@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { UsageError, commandLine } from '../scripts/lib/args.mjs';
 import { dataDir, ingressUrl } from '../scripts/stack/config.mjs';
 
 const SCENARIOS = ['smoke', 'load', 'stress', 'spike', 'soak'];
@@ -25,18 +26,30 @@ const KEEP_SUMMARIES = 20;
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outDir = path.join(dataDir, 'loadtest');
 
-class UsageError extends Error {}
+const USAGE = `Usage: node loadtest/run.mjs <${SCENARIOS.join('|')}> [-- <k6 run options>]
+       npm run loadtest:smoke [-- -- <k6 run options>]   (npm takes the first --)
 
-function parseArgs(argv) {
-  const [scenario, ...rest] = argv;
-  if (!SCENARIOS.includes(scenario)) {
-    throw new UsageError(
-      `usage: node loadtest/run.mjs <${SCENARIOS.join('|')}> [-- <k6 run options>]`,
-    );
-  }
-  const dashdash = rest.indexOf('--');
-  if (rest.length > 0 && dashdash !== 0) throw new UsageError(`unexpected argument ${rest[0]}`);
-  return { scenario, k6Args: rest.slice(1) };
+Runs one k6 scenario; exits non-zero when its thresholds fail. The target is BASE_URL with
+CLIENT_ID and CLIENT_SECRET when set, else a fresh Tenant on the local stack (loadtest/README.md).`;
+
+/** The scenario and the options for k6 after `--`; usage and exit on anything else. */
+function parseCommand(argv) {
+  const { positionals, rest } = commandLine(
+    USAGE,
+    {
+      allowPositionals: true,
+      passThrough: true,
+      check({ positionals }) {
+        if (positionals.length === 0) throw new UsageError('missing scenario');
+        if (!SCENARIOS.includes(positionals[0])) {
+          throw new UsageError(`unknown scenario ${positionals[0]}`);
+        }
+        if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
+      },
+    },
+    argv,
+  );
+  return { scenario: positionals[0], k6Args: rest };
 }
 
 /** The target from the environment (staging), or null for the local stack. */
@@ -171,7 +184,7 @@ function recordTestResult(scenario, { passed, failed }) {
 }
 
 async function main() {
-  const { scenario, k6Args } = parseArgs(process.argv.slice(2));
+  const { scenario, k6Args } = parseCommand(process.argv.slice(2));
   const binary = await k6Binary(); // first: a failed build should not leave a Tenant behind
   const target = stagingTarget() ?? (await localTarget(scenario));
 

@@ -1,38 +1,51 @@
 // `npm run bench`: benchmarks, not tests. Each prints its figures beside a baseline measured
 // in the same run. Needs the local stack; brings it up if needed and stops what it started.
-// Options: --seconds N (default 10), --concurrency N (default 8), or a benchmark's name.
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { UsageError, commandLine, positiveInteger } from './lib/args.mjs';
 import { dataDir, down, ingressUrl, up } from './stack/index.mjs';
 import { repoRoot } from './stack/config.mjs';
+import { adminToken } from './stack/secrets.mjs';
 import * as events from './bench/events.mjs';
 import * as tokenExchange from './bench/token-exchange.mjs';
 
 const benchmarks = [tokenExchange, events];
+const names = benchmarks.map((b) => b.name);
 
-const { values, positionals } = parseArgs({
+const USAGE = `Usage: npm run bench -- [${names.join('|')} ...] [--seconds N] [--concurrency N]
+
+Runs the named benchmarks (all by default) against the local stack, which it starts when needed.
+  --seconds N      length of each measurement (default 10)
+  --concurrency N  requests in flight (default 8)
+  -h, --help       this text`;
+
+const { values, positionals } = commandLine(USAGE, {
   options: {
     seconds: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '8' },
   },
   allowPositionals: true,
+  check({ values, positionals }) {
+    positiveInteger('seconds', values.seconds);
+    positiveInteger('concurrency', values.concurrency);
+    const unknown = positionals.filter((p) => !names.includes(p));
+    if (unknown.length > 0) {
+      throw new UsageError(
+        `unknown benchmark ${unknown.join(', ')}; choose from: ${names.join(', ')}`,
+      );
+    }
+  },
 });
 const selected = positionals.length
   ? benchmarks.filter((b) => positionals.includes(b.name))
   : benchmarks;
-if (selected.length === 0) {
-  console.error(`unknown benchmark; choose from: ${benchmarks.map((b) => b.name).join(', ')}`);
-  process.exit(2);
-}
 
 const { started } = await up({ quiet: true });
 try {
-  const adminToken =
-    process.env.ADMIN_TOKEN || fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
   const context = {
     ingressUrl,
-    adminToken,
+    // ADMIN_TOKEN when set, else .herald/admin-token: what the stack just started with.
+    adminToken: adminToken(),
     repoRoot,
     seconds: Number(values.seconds),
     concurrency: Number(values.concurrency),

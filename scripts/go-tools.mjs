@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { UsageError, commandLine } from './lib/args.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const goBin = path.join(root, '.herald', 'tools', 'go', 'bin');
@@ -153,7 +154,16 @@ export function ensureGoTool(name) {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const names = process.argv.slice(2);
+  const usage = `Usage: node scripts/go-tools.mjs [${Object.keys(goTools).join('|')} ...]
+
+Builds the named pinned Go tools (all by default) when missing and prints their paths.`;
+  const { positionals: names } = commandLine(usage, {
+    allowPositionals: true,
+    check({ positionals }) {
+      const unknown = positionals.filter((name) => !Object.hasOwn(goTools, name));
+      if (unknown.length > 0) throw new UsageError(`unknown tool ${unknown.join(', ')}`);
+    },
+  });
   try {
     for (const name of names.length > 0 ? names : Object.keys(goTools)) {
       console.log(ensureGoTool(name));

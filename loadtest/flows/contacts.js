@@ -1,4 +1,4 @@
-// Contact traffic (spec 4.3): upserts by own id and by email, reads by own id and by service id.
+// Contact traffic: upserts by own id and by email, reads by own id and by service id.
 import { check } from 'k6';
 import { contactBody, newPerson } from '../lib/data.js';
 import { send } from '../lib/http.js';

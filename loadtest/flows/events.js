@@ -1,4 +1,4 @@
-// Event traffic (spec 4.4): single Events and arrays on the four routes, each with a dedupKey.
+// Event traffic: single Events and arrays on the four routes, each with a dedupKey.
 import { check } from 'k6';
 import { batchMax, batchMin } from '../lib/config.js';
 import { batchSize, contactEvent, newPerson, organizationEvent } from '../lib/data.js';
@@ -62,7 +62,7 @@ export function signUp(ctx) {
 
 /**
  * An Event sent before its Contact exists: 422 unresolved_identity (expected, not an error);
- * the client creates the Contact and resends the same request, same dedupKey (spec 7).
+ * the client creates the Contact and resends the same request, same dedupKey, as a client should after a 422.
  */
 export function beforeContact(ctx) {
   const person = newPerson(ctx);

@@ -1,4 +1,4 @@
-// Access tokens (spec 5): setup() exchanges every key once and hands the tokens to the VUs; a VU
+// Access tokens (900 s each): setup() exchanges every key once and hands the tokens to the VUs; a VU
 // exchanges again when its token is within TOKEN_REFRESH_MARGIN_S of expiry, and once after a
 // 401. k6 VUs share no memory, so each VU keeps its own copy and refreshes it itself.
 import http from 'k6/http';
@@ -20,7 +20,7 @@ const TOKEN_ROUTE = 'token';
  *  slow hash on the server; hammering it would be its own load test). */
 const REFRESH_BACKOFF_MS = 5000;
 
-/** Resends of one exchange after a 429, a 5xx or no answer (spec 7: retry with backoff). */
+/** Resends of one exchange after a 429, a 5xx or no answer (those are retried with backoff). */
 const EXCHANGE_RESENDS = 3;
 /** A 429 from the exchange guard is waited out and resent, not a failure of the run. */
 const EXCHANGE_EXPECTED = http.expectedStatuses(200, 429);

@@ -50,7 +50,7 @@ export const keys = clientIds.map((clientId, i) => ({ clientId, secret: clientSe
  *  are created in the web app, never by the API); without it that route is left out. */
 export const organizationExternalId = (__ENV.ORGANIZATION_EXTERNAL_ID || '').trim() || null;
 
-/** Refresh a token this long before it expires (spec 5: one minute). */
+/** Refresh a token this long before it expires (clients should refresh one minute ahead). */
 export const tokenRefreshMarginS = envNumber('TOKEN_REFRESH_MARGIN_S', 60);
 /** Each VU refreshes up to this much earlier still, at random, so VUs do not refresh together. */
 export const tokenRefreshJitterS = envNumber('TOKEN_REFRESH_JITTER_S', 120);
@@ -67,7 +67,7 @@ export const maxRateLimitWaitS = envNumber('MAX_RATE_LIMIT_WAIT_S', 30);
 /** Contacts upserted in setup() that every VU records Events about. */
 export const seedContacts = envNumber('SEED_CONTACTS', 50);
 
-/** Events per array: uniformly between the two, inclusive (decisions A: at most 1,000). */
+/** Events per array: uniformly between the two, inclusive (the API allows at most 1,000). */
 export const batchMin = envNumber('BATCH_MIN', 10);
 export const batchMax = envNumber('BATCH_MAX', 100);
 

@@ -1,4 +1,4 @@
-// One logical API call, sent the way spec 5 and 7 tell a client to: with a fresh token; after a
+// One logical API call, sent the way a client should send it: with a fresh token; after a
 // 429 again once Retry-After has passed; after a 401 once more with a new token; after a timeout,
 // a lost connection or a 5xx up to MAX_RESENDS times with backoff. Every resend carries the same
 // body, so Events keep their dedupKeys.

@@ -5,7 +5,7 @@ import { organizationExternalId } from './config.js';
 import * as contacts from '../flows/contacts.js';
 import * as events from '../flows/events.js';
 
-// writes/reads: requests per iteration against each rate budget (spec 8), for the budget check.
+// writes/reads: requests per iteration against each per-key rate budget, for the budget check.
 const ALL = [
   { name: 'event by external id', weight: 26, writes: 1, run: events.single('by-external-id') },
   { name: 'event by contact id', weight: 12, writes: 1, run: events.single('by-contact-id') },

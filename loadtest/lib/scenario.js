@@ -8,7 +8,7 @@ import { upsert } from '../flows/contacts.js';
 
 export { handleSummary } from './summary.js';
 
-/** Per-key rate budgets (spec 8), refill per second. */
+/** Per-key rate budgets, refill per second (docs/api-reference.md#rate-limits). */
 const BUDGET = { writes: 100, reads: 100 };
 
 /** Warns when the scenario's busiest rate needs more of a key's budget than it has. */

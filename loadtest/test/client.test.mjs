@@ -1,4 +1,4 @@
-// The load-test client's manners (spec 5 and 7), checked against a fake Herald that misbehaves on
+// The load-test client's manners (token refresh and retries, docs/api-reference.md), checked against a fake Herald that misbehaves on
 // purpose: k6 runs test/client.js through the real lib/http.js and lib/auth.js, and this file
 // asserts what the fake saw. Needs k6 (built by scripts/go-tools.mjs, or K6_BINARY); no stack.
 // Run: node --test loadtest/test/
@@ -108,7 +108,7 @@ function runK6(binary, env) {
   });
 }
 
-test('when Herald misbehaves, then the client waits, refreshes and resends as the spec says', async () => {
+test('when Herald misbehaves, then the client waits, refreshes and resends as a client should', async () => {
   const binary = await k6Binary();
   const fake = fakeHerald();
   await new Promise((resolve) => fake.server.listen(0, '127.0.0.1', resolve));

@@ -23,7 +23,7 @@ async function expectOk(res, what) {
 
 /**
  * A fresh tenant, `keys` keys that record Events and write Contacts, their tokens, one Contact.
- * Several keys: each has its own write budget (100 requests/s, spec 8), and the bench measures
+ * Several keys: each has its own write budget (refilled at 100 requests/s), and the bench measures
  * the service, not one key's budget.
  */
 async function setUp(ingressUrl, adminToken, keys) {

@@ -22,7 +22,7 @@ async function adminPost(ingressUrl, adminToken, route, body) {
 
 /**
  * POST /v1/token from a given loopback source address: the ingress passes it on as the client
- * address, so the failure paths can be measured without the exchange guard (decisions F.4)
+ * address, so the failure paths can be measured without the guard on failed exchanges
  * stepping in, and the guard's own refusal can be measured on one address.
  */
 function exchangeFrom(ingressUrl, localAddress, authorization) {

@@ -2,7 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './config.mjs';
-import { StackError, exists, isQuiet, mtimeMs, run, say, which } from './util.mjs';
+import { StackError, isQuiet, say } from './output.mjs';
+import { exists, mtimeMs } from './files.mjs';
+import { run, which } from './processes.mjs';
 
 function npmBin() {
   // npm_execpath is set when we run under `npm run`/`npm start`: use that same npm.

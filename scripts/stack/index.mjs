@@ -1,5 +1,5 @@
 // The local stack as a library: `up`, `down`, `isUp`, `status`, `serviceEnv` and the addresses,
-// for scripts/stack.mjs (the CLI), the test runner and the benchmark. Node built-ins only.
+// for scripts/stack/cli.mjs (the CLI), the test runner and the benchmark. Node built-ins only.
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -27,7 +27,9 @@ import { ensureRedis, redisInstances, redisStatus, stopRedis } from './redis.mjs
 import { adminToken, adminTokenFile, ensureSecrets } from './secrets.mjs';
 import { ensureService, serviceEnv, serviceStatus, stopService } from './service-runner.mjs';
 import { ensureSystemPackages, findBinaries } from './system-packages.mjs';
-import { StackError, ensureDir, isAlive, isQuiet, readPid, say, setQuiet, sleep } from './util.mjs';
+import { StackError, isQuiet, say, setQuiet } from './output.mjs';
+import { ensureDir } from './files.mjs';
+import { isAlive, readPid, sleep } from './processes.mjs';
 
 export {
   StackError,
@@ -150,7 +152,8 @@ export async function up(opts = {}) {
         await ensureNodeModules();
         await buildWorkspace();
       }
-      ensureSecrets();
+      // Services started below take ADMIN_TOKEN from the environment when it is set.
+      ensureSecrets({ adminToken: infraOnly ? undefined : process.env.ADMIN_TOKEN });
       const out = await settle([
         ['postgres', () => ensurePostgres(bins)],
         ['redis', () => ensureRedis(bins)],
@@ -278,12 +281,17 @@ function shellQuote(value) {
 function gettingStarted({ infraOnly, rows }) {
   const token = adminToken();
   const fromEnv = Boolean(process.env.ADMIN_TOKEN);
+  const tokenSource = !fromEnv
+    ? shown(adminTokenFile)
+    : infraOnly
+      ? 'from $ADMIN_TOKEN'
+      : `from $ADMIN_TOKEN, saved in ${shown(adminTokenFile)}`;
   const localUrl = `http://localhost:${ports.ingress}`;
   const lines = [
     '',
     'Getting started',
     `  Ingress:      ${ingressUrl}  (${localUrl})`,
-    `  Admin token:  ${token}  (${fromEnv ? 'from $ADMIN_TOKEN' : shown(adminTokenFile)})`,
+    `  Admin token:  ${token}  (${tokenSource})`,
     `  Data & logs:  ${shown(dataDir)}/`,
   ];
   const authUp = rows.some((r) => r.component === 'auth' && r.ok);

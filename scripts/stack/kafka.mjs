@@ -19,22 +19,10 @@ import {
   stackServices,
 } from './config.mjs';
 import { javaMajor } from './system-packages.mjs';
-import {
-  StackError,
-  assertPortFree,
-  ensureDir,
-  exists,
-  livePid,
-  readText,
-  renderTemplate,
-  run,
-  say,
-  sha256,
-  sleep,
-  startDetached,
-  stopProcess,
-  writeIfChanged,
-} from './util.mjs';
+import { StackError, say } from './output.mjs';
+import { ensureDir, exists, readText, renderTemplate, sha256, writeIfChanged } from './files.mjs';
+import { livePid, run, sleep, startDetached, stopProcess } from './processes.mjs';
+import { assertPortFree } from './net.mjs';
 
 const component = 'kafka';
 const base = path.join(dataDir, 'kafka');

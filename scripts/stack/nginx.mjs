@@ -12,23 +12,16 @@ import {
   ports,
   stackServices,
 } from './config.mjs';
+import { StackError, say } from './output.mjs';
 import {
-  StackError,
-  assertPortFree,
   ensureDir,
   ensureTraversable,
-  httpRequest,
-  isRoot,
-  livePid,
   readText,
   renderTemplate,
-  run,
-  say,
-  sleep,
-  stopProcess,
-  waitFor,
   writeIfChanged,
-} from './util.mjs';
+} from './files.mjs';
+import { isRoot, livePid, run, sleep, stopProcess, waitFor } from './processes.mjs';
+import { assertPortFree, httpRequest } from './net.mjs';
 
 const component = 'nginx';
 const prefix = path.join(dataDir, 'nginx');

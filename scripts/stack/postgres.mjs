@@ -13,22 +13,10 @@ import {
   postgresUser,
   stackServices,
 } from './config.mjs';
-import {
-  StackError,
-  assertPortFree,
-  cmdline,
-  ensureDir,
-  ensureTraversable,
-  exists,
-  isAlive,
-  isRoot,
-  lookupUser,
-  readPid,
-  run,
-  say,
-  waitFor,
-  writeIfChanged,
-} from './util.mjs';
+import { StackError, say } from './output.mjs';
+import { ensureDir, ensureTraversable, exists, writeIfChanged } from './files.mjs';
+import { cmdline, isAlive, isRoot, lookupUser, readPid, run, waitFor } from './processes.mjs';
+import { assertPortFree } from './net.mjs';
 
 const base = path.join(dataDir, 'postgres');
 export const postgresPaths = {

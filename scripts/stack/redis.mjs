@@ -12,19 +12,10 @@ import {
   portEnvVars,
   ports,
 } from './config.mjs';
-import {
-  StackError,
-  assertPortFree,
-  ensureDir,
-  isAlive,
-  livePid,
-  renderTemplate,
-  run,
-  say,
-  stopProcess,
-  waitFor,
-  writeIfChanged,
-} from './util.mjs';
+import { StackError, say } from './output.mjs';
+import { ensureDir, renderTemplate, writeIfChanged } from './files.mjs';
+import { isAlive, livePid, run, stopProcess, waitFor } from './processes.mjs';
+import { assertPortFree } from './net.mjs';
 
 /** The Redis processes of the stack. */
 export function redisInstances() {

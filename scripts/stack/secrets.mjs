@@ -3,7 +3,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { dataDir } from './config.mjs';
-import { ensureDir, readText } from './util.mjs';
+import { ensureDir, readText, writeIfChanged } from './files.mjs';
 
 export const adminTokenFile = path.join(dataDir, 'admin-token');
 export const signingKeysFile = path.join(dataDir, 'signing-keys.json');
@@ -19,8 +19,17 @@ function writeSecret(file, content) {
   fs.chmodSync(file, 0o600);
 }
 
-/** Creates the tokens and the signing key set when missing. Synchronous and idempotent. */
-export function ensureSecrets() {
+/**
+ * Creates the tokens and the signing key set when missing. Synchronous and idempotent.
+ * `adminToken`: the admin token the services are about to start with (ADMIN_TOKEN from the
+ * environment). The file is made to hold it, because the CLI, the load tests and the benchmarks
+ * in other shells read the file: it must hold the token the running stack accepts.
+ */
+export function ensureSecrets({ adminToken: startingWith } = {}) {
+  if (startingWith) {
+    ensureDir(path.dirname(adminTokenFile));
+    writeIfChanged(adminTokenFile, `${startingWith}\n`, 0o600);
+  }
   for (const file of [adminTokenFile, serviceTokenFile]) {
     if (!readText(file)?.trim()) {
       fs.rmSync(file, { force: true });

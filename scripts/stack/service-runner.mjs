@@ -14,22 +14,10 @@ import {
   stackServices,
 } from './config.mjs';
 import { stackSecrets } from './secrets.mjs';
-import {
-  StackError,
-  assertPortFree,
-  ensureDir,
-  exists,
-  httpRequest,
-  livePid,
-  newestMtime,
-  readText,
-  run,
-  say,
-  sha256,
-  sleep,
-  startDetached,
-  stopProcess,
-} from './util.mjs';
+import { StackError, say } from './output.mjs';
+import { ensureDir, exists, newestMtime, readText, sha256 } from './files.mjs';
+import { livePid, run, sleep, startDetached, stopProcess } from './processes.mjs';
+import { assertPortFree, httpRequest } from './net.mjs';
 
 // ---------------------------------------------------------------------------------------------
 // Environment

@@ -1,7 +1,9 @@
 // Finds the programs the stack runs, and installs the missing ones from Debian's packages.
 import fs from 'node:fs';
 import path from 'node:path';
-import { isRoot, run, say, which, StackError, exists } from './util.mjs';
+import { say, StackError } from './output.mjs';
+import { exists } from './files.mjs';
+import { isRoot, run, which } from './processes.mjs';
 
 const SBIN = ['/usr/local/sbin', '/usr/sbin', '/sbin'];
 

@@ -1,7 +1,7 @@
 import type { ApiRequest } from './client.js';
 
 /**
- * The command table: every route of the operator API (decisions I), one entry each. This is
+ * The command table: every route of the operator API, one entry each. This is
  * the one place to read or change what a command sends.
  */
 

@@ -16,7 +16,7 @@ const env = () => ({ HERALD_URL: api.url, ADMIN_TOKEN });
 const base = `/admin/v1/tenants/${TENANT}`;
 
 describe('the command table', () => {
-  it('when compared with the operator API of decisions I, then every route has exactly one command', () => {
+  it('when compared with the routes of the operator API, then every route has exactly one command', () => {
     expect(commands.map((c) => `${c.method} ${c.path}`).sort()).toEqual(
       [
         'POST /admin/v1/tenants',

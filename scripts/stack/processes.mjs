@@ -1,143 +1,10 @@
-// Process, file and network helpers for the local stack. Node built-ins only.
+// Processes of the local stack: local users, finding and running commands, pid files, starting
+// daemons detached and stopping them. Node built-ins only.
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
-
-// ---------------------------------------------------------------------------------------------
-// Output
-
-let quiet = false;
-export function setQuiet(value) {
-  quiet = Boolean(value);
-}
-export function isQuiet() {
-  return quiet;
-}
-/** A progress line, dropped with --quiet. */
-export function say(message) {
-  if (!quiet) process.stdout.write(`${message}\n`);
-}
-/** Always shown (stderr). */
-export function warn(message) {
-  process.stderr.write(`${message}\n`);
-}
-
-/** A failure of one component; the CLI prints `message` and the tail of `logFile`. */
-export class StackError extends Error {
-  constructor(component, message, { logFile, cause, hint } = {}) {
-    super(`${component}: ${message}`, cause ? { cause } : undefined);
-    this.name = 'StackError';
-    this.component = component;
-    this.logFile = logFile;
-    this.hint = hint;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Files
-
-export function ensureDir(dir, mode = 0o755) {
-  fs.mkdirSync(dir, { recursive: true, mode });
-  return dir;
-}
-
-export function sha256(data) {
-  return createHash('sha256').update(data).digest('hex');
-}
-
-export function readText(file) {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    if (err.code === 'ENOENT') return null;
-    throw err;
-  }
-}
-
-/** Writes `content` only when it differs; returns true when the file changed. */
-export function writeIfChanged(file, content, mode) {
-  if (readText(file) === content) return false;
-  const tmp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(tmp, content, mode === undefined ? undefined : { mode });
-  if (mode !== undefined) fs.chmodSync(tmp, mode);
-  fs.renameSync(tmp, file);
-  return true;
-}
-
-export function mtimeMs(file) {
-  try {
-    return fs.statSync(file).mtimeMs;
-  } catch {
-    return 0;
-  }
-}
-
-export function exists(file) {
-  return fs.existsSync(file);
-}
-
-/** `{{NAME}}` placeholders; an unknown or missing one is an error, not an empty string. */
-export function renderTemplate(templateFile, values) {
-  const text = fs.readFileSync(templateFile, 'utf8');
-  return text.replace(/\{\{([A-Z0-9_]+)\}\}/g, (_, key) => {
-    if (!(key in values)) throw new Error(`${templateFile}: no value for {{${key}}}`);
-    return String(values[key]);
-  });
-}
-
-/** Last `lines` lines of a file (empty string when missing). Reads at most the last 256 KiB. */
-export function tailFile(file, lines = 50) {
-  let fd;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return '';
-  }
-  try {
-    const size = fs.fstatSync(fd).size;
-    const len = Math.min(size, 256 * 1024);
-    const buf = Buffer.alloc(len);
-    fs.readSync(fd, buf, 0, len, size - len);
-    const all = buf.toString('utf8').split('\n');
-    if (all.at(-1) === '') all.pop();
-    return all.slice(-lines).join('\n');
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** Newest mtime of any file below `dir` (0 when missing); skips node_modules. */
-export function newestMtime(dir, limit = 20000) {
-  let newest = 0;
-  let seen = 0;
-  const stack = [dir];
-  while (stack.length && seen < limit) {
-    const d = stack.pop();
-    let entries;
-    try {
-      entries = fs.readdirSync(d, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const e of entries) {
-      if (e.name === 'node_modules') continue;
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) stack.push(p);
-      else {
-        seen++;
-        const m = mtimeMs(p);
-        if (m > newest) newest = m;
-      }
-    }
-  }
-  return newest;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Users
+import { readText } from './files.mjs';
+import { StackError } from './output.mjs';
 
 export const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
@@ -150,36 +17,6 @@ export function lookupUser(name) {
   }
   return null;
 }
-
-/**
- * Makes every directory from / down to `dir` searchable (x) by other users, so that a daemon
- * running as another user (postgres, nginx's workers) can reach its files below it. Only adds
- * o+x, never read permission; prints what it changed outside the data folder.
- */
-export function ensureTraversable(dir, quietBelow) {
-  const parts = path.resolve(dir).split(path.sep).filter(Boolean);
-  let cur = path.sep;
-  for (const part of [''].concat(parts)) {
-    cur = part ? path.join(cur, part) : cur;
-    let st;
-    try {
-      st = fs.statSync(cur);
-    } catch {
-      return;
-    }
-    if ((st.mode & 0o001) === 0) {
-      fs.chmodSync(cur, (st.mode & 0o7777) | 0o001);
-      if (!quietBelow || !cur.startsWith(quietBelow)) {
-        warn(
-          `note: added o+x (search only) to ${cur} so the stack's daemons can reach their files`,
-        );
-      }
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Executables
 
 export function which(name, extraDirs = []) {
   const dirs = (process.env.PATH || '').split(path.delimiter).filter(Boolean).concat(extraDirs);
@@ -281,9 +118,6 @@ export function run(cmd, args = [], opts = {}) {
     });
   });
 }
-
-// ---------------------------------------------------------------------------------------------
-// Processes
 
 export function isAlive(pid) {
   if (!Number.isInteger(pid) || pid <= 0) return false;
@@ -439,63 +273,4 @@ function isZombie(pid) {
   const stat = readText(`/proc/${pid}/stat`);
   if (!stat) return false;
   return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-}
-
-// ---------------------------------------------------------------------------------------------
-// Network
-
-/** Resolves true when something accepts a TCP connection on host:port. */
-export function tcpProbe(port, hostName = '127.0.0.1', timeoutMs = 1000) {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host: hostName });
-    const done = (ok) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
-
-/** Resolves true when we could bind host:port right now (nobody listens there). */
-export function portFree(port, hostName = '127.0.0.1') {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen({ port, host: hostName, exclusive: true }, () =>
-      server.close(() => resolve(true)),
-    );
-  });
-}
-
-/** Fails with a clear message when a port we are about to use is taken by someone else. */
-export async function assertPortFree(component, port, envVar) {
-  if (await portFree(port)) return;
-  throw new StackError(
-    component,
-    `port ${port} on 127.0.0.1 is already in use by another process (not one this stack started). ` +
-      `Stop that process, or pick another port with ${envVar}=<port>.`,
-  );
-}
-
-/** Minimal HTTP request: resolves {status, headers, body}. */
-export function httpRequest(url, { method = 'GET', headers = {}, body, timeoutMs = 2000 } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers, agent: false, timeout: timeoutMs }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString('utf8'),
-        }),
-      );
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error(`timeout after ${timeoutMs} ms`)));
-    req.on('error', reject);
-    req.end(body);
-  });
 }

@@ -3,17 +3,18 @@
 // services of scripts/stack/services.mjs. Node built-ins only (it runs before `npm install`).
 // See docs/local-stack.md.
 //
-//   node scripts/stack.mjs up [--infra-only] [--no-build] [--restart-services] [--quiet]
-//   node scripts/stack.mjs down
-//   node scripts/stack.mjs status [--json]
-//   node scripts/stack.mjs logs [component] [-f] [-n <lines>]
+//   node scripts/stack/cli.mjs up [--infra-only] [--no-build] [--restart-services] [--quiet]
+//   node scripts/stack/cli.mjs down
+//   node scripts/stack/cli.mjs status [--json]
+//   node scripts/stack/cli.mjs logs [component] [-f] [-n <lines>]
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { StackError, down, formatStatus, logFiles, status, up } from './stack/index.mjs';
-import { repoRoot } from './stack/config.mjs';
-import { exists, tailFile } from './stack/util.mjs';
+import { StackError, down, formatStatus, logFiles, status, up } from './index.mjs';
+import { repoRoot } from './config.mjs';
+import { exists, tailFile } from './files.mjs';
+import { commandLine, usageFailure } from '../lib/args.mjs';
 
-const USAGE = `Usage: node scripts/stack.mjs <command> [options]   (npm start | npm stop | npm run stack -- <command>)
+const USAGE = `Usage: node scripts/stack/cli.mjs <command> [options]   (npm start | npm stop | npm run stack -- <command>)
 
 Commands:
   up        start everything that is not running, wait until it answers (idempotent)
@@ -27,27 +28,27 @@ Commands:
               [component] [-f|--follow] [-n <lines>]
 `;
 
-function parse(argv) {
-  const [command, ...rest] = argv;
-  const flags = new Set();
-  const positional = [];
-  let lines = 50;
-  for (let i = 0; i < rest.length; i++) {
-    const a = rest[i];
-    if (a === '-n' || a === '--lines') lines = Number(rest[++i]);
-    else if (a.startsWith('-')) flags.add(a);
-    else positional.push(a);
-  }
-  return { command, flags, positional, lines };
-}
+/** Each command's options (`--help` is everyone's). */
+const COMMANDS = {
+  up: {
+    options: {
+      'infra-only': { type: 'boolean' },
+      'no-build': { type: 'boolean' },
+      'restart-services': { type: 'boolean' },
+      quiet: { type: 'boolean', short: 'q' },
+    },
+  },
+  down: { options: { quiet: { type: 'boolean', short: 'q' } } },
+  status: { options: { json: { type: 'boolean' } } },
+  logs: {
+    options: { follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } },
+    allowPositionals: true,
+  },
+};
 
 function fail(message, code = 2) {
   process.stderr.write(`${message}\n`);
   process.exit(code);
-}
-
-function checkFlags(flags, allowed) {
-  for (const f of flags) if (!allowed.includes(f)) fail(`unknown option ${f}\n\n${USAGE}`);
 }
 
 function printFailure(err) {
@@ -64,7 +65,7 @@ function printFailure(err) {
   if (!(err instanceof StackError) && err.stack) process.stderr.write(`${err.stack}\n`);
 }
 
-async function logs(positional, flags, lines) {
+async function logs(positional, follow, lines) {
   const all = logFiles();
   const [name] = positional;
   if (name && !all[name]) fail(`unknown component ${name}; one of: ${Object.keys(all).join(', ')}`);
@@ -78,7 +79,7 @@ async function logs(positional, flags, lines) {
     const tail = tailFile(file, lines);
     process.stdout.write(`==> ${rel} <==\n${tail}${tail ? '\n' : ''}\n`);
   }
-  if (flags.has('-f') || flags.has('--follow')) {
+  if (follow) {
     const child = spawn('tail', ['-n', '0', '-F', ...files], { stdio: 'inherit' });
     process.on('SIGINT', () => child.kill('SIGTERM'));
     await new Promise((resolve) => child.on('close', resolve));
@@ -86,42 +87,38 @@ async function logs(positional, flags, lines) {
 }
 
 async function main() {
-  const { command, flags, positional, lines } = parse(process.argv.slice(2));
+  const [command, ...args] = process.argv.slice(2);
+  if (command === undefined || ['help', '-h', '--help'].includes(command)) {
+    process.stdout.write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (!Object.hasOwn(COMMANDS, command)) usageFailure(USAGE, `unknown command ${command}`);
+  const { values, positionals } = commandLine(USAGE, COMMANDS[command], args);
   switch (command) {
-    case 'up': {
-      checkFlags(flags, ['--infra-only', '--no-build', '--restart-services', '--quiet', '-q']);
+    case 'up':
       await up({
-        infraOnly: flags.has('--infra-only'),
-        build: !flags.has('--no-build'),
-        restartServices: flags.has('--restart-services'),
-        quiet: flags.has('--quiet') || flags.has('-q'),
+        infraOnly: Boolean(values['infra-only']),
+        build: !values['no-build'],
+        restartServices: Boolean(values['restart-services']),
+        quiet: Boolean(values.quiet),
       });
       return 0;
-    }
     case 'down':
-      checkFlags(flags, ['--quiet', '-q']);
-      await down({ quiet: flags.has('--quiet') || flags.has('-q') });
+      await down({ quiet: Boolean(values.quiet) });
       return 0;
     case 'status': {
-      checkFlags(flags, ['--json']);
       const rows = await status();
-      if (flags.has('--json')) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      if (values.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
       else process.stdout.write(`${formatStatus(rows)}\n`);
       return rows.every((r) => r.ok || !r.expected) ? 0 : 3;
     }
-    case 'logs':
-      checkFlags(flags, ['-f', '--follow']);
-      if (!Number.isInteger(lines) || lines < 0) fail('-n wants a number of lines');
-      await logs(positional, flags, lines);
+    case 'logs': {
+      const lines = Number(values.lines ?? 50);
+      if (!Number.isInteger(lines) || lines < 0) usageFailure(USAGE, '-n wants a number of lines');
+      if (positionals.length > 1) usageFailure(USAGE, `unexpected argument ${positionals[1]}`);
+      await logs(positionals, Boolean(values.follow), lines);
       return 0;
-    case undefined:
-    case 'help':
-    case '-h':
-    case '--help':
-      process.stdout.write(USAGE);
-      return command === undefined ? 2 : 0;
-    default:
-      fail(`unknown command ${command}\n\n${USAGE}`);
+    }
   }
   return 2;
 }

@@ -24,7 +24,7 @@ function requireBearerSecret(secret: string, realm: string, what: string): Reque
   };
 }
 
-/** The operator API (decisions I), with ADMIN_TOKEN. */
+/** The operator API (docs/api-reference.md#the-operator-api), with ADMIN_TOKEN. */
 export const requireAdminToken = (adminToken: string) =>
   requireBearerSecret(adminToken, 'herald-admin', 'admin token');
 

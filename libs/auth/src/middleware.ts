@@ -22,7 +22,7 @@ export async function authenticate(
   return principal;
 }
 
-/** 403 insufficient_scope naming the scope the key lacks (decisions D.7). */
+/** 403 insufficient_scope naming the scope the key lacks (`missing scope contacts:read`). */
 export function assertScope(principal: Principal, scope: Scope): void {
   if (!principal.scopes.has(scope)) throw errors.insufficientScope(scope);
 }

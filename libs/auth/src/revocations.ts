@@ -1,3 +1,4 @@
+import { createInternalClient } from '@herald/http';
 import { TOKEN_TTL_SECONDS } from './token.js';
 
 /**
@@ -15,7 +16,7 @@ export interface RevocationListOptions {
   authUrl: string;
   serviceToken: string;
   logger: WarnLogger;
-  /** Poll period; decisions D.6 allows 5 s from revocation to refusal. Default 1 s. */
+  /** Poll period; the API allows 5 s from revocation to refusal. Default 1 s. */
   intervalMs?: number;
 }
 
@@ -35,7 +36,13 @@ export interface RevocationList {
  */
 export function createRevocationList(options: RevocationListOptions): RevocationList {
   const { authUrl, serviceToken, logger, intervalMs = 1_000 } = options;
-  const url = new URL('/internal/v1/revoked-keys', authUrl);
+  const auth = createInternalClient({
+    baseUrl: authUrl,
+    serviceToken,
+    serviceName: 'the auth service',
+    // Below the poll period, so a slow auth cannot stretch the 5 s from revocation to refusal.
+    timeoutMs: Math.max(200, intervalMs * 0.8),
+  });
   let revoked = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let failingSince: number | null = null;
@@ -44,11 +51,7 @@ export function createRevocationList(options: RevocationListOptions): Revocation
 
   async function refresh(): Promise<void> {
     try {
-      const res = await fetch(url, {
-        headers: { authorization: `Bearer ${serviceToken}` },
-        // Below the poll period, so a slow auth cannot stretch the 5 s bound of decisions D.6.
-        signal: AbortSignal.timeout(Math.max(200, intervalMs * 0.8)),
-      });
+      const res = await auth.send({ path: '/internal/v1/revoked-keys' });
       if (!res.ok) throw new Error(`revocation list answered ${res.status}`);
       const answer: unknown = await res.json();
       const body = (answer ?? {}) as { clientIds?: unknown };

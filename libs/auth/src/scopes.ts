@@ -1,4 +1,4 @@
-/** Decisions D.1: the complete list of Scopes. */
+/** The complete list of Scopes (docs/api-reference.md#scopes). */
 export const SCOPES = [
   'contacts:read',
   'contacts:write',

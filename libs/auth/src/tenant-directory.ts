@@ -1,4 +1,4 @@
-import { errors } from '@herald/errors';
+import { createInternalClient } from '@herald/http';
 
 /** Answers whether a Tenant exists. Tenants belong to the auth service. */
 export type TenantDirectory = (tenantId: string) => Promise<boolean>;
@@ -13,20 +13,20 @@ export function authTenantDirectory(options: {
   serviceToken: string;
   timeoutMs?: number;
 }): TenantDirectory {
-  const timeoutMs = options.timeoutMs ?? 3_000;
+  const auth = createInternalClient({
+    baseUrl: options.authUrl,
+    serviceToken: options.serviceToken,
+    serviceName: 'the auth service',
+    timeoutMs: options.timeoutMs ?? 3_000,
+  });
   return async (tenantId) => {
-    let res: Response;
-    try {
-      res = await fetch(`${options.authUrl}/internal/v1/tenants/${encodeURIComponent(tenantId)}`, {
-        headers: { authorization: `Bearer ${options.serviceToken}` },
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (err) {
-      throw errors.unavailable('cannot reach the auth service; retry later', err);
-    }
-    await res.arrayBuffer().catch(() => undefined);
-    if (res.status === 200) return true;
-    if (res.status === 404) return false;
-    throw errors.unavailable(`the auth service answered ${res.status}; retry later`);
+    const { status } = await auth.call({
+      path: `/internal/v1/tenants/${encodeURIComponent(tenantId)}`,
+      body: 'discard',
+      consequence: 'retry later',
+    });
+    if (status === 200) return true;
+    if (status === 404) return false;
+    throw auth.unavailable(status, 'retry later');
   };
 }

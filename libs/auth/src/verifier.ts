@@ -20,7 +20,7 @@ export interface TokenVerifierOptions {
   jwksCacheMaxAgeMs?: number;
   /** Tests inject a local key set; production fetches the JWKS. */
   keySet?: JWTVerifyGetKey;
-  /** Keys whose tokens are refused although validly signed (decisions D.6). */
+  /** Keys whose tokens are refused although validly signed (revoked keys). */
   revocations?: Pick<RevocationList, 'isRevoked'>;
 }
 

@@ -3,8 +3,12 @@ export {
   createPool,
   isUniqueViolation,
   pingDatabase,
+  RETRYABLE,
   withTransaction,
   type Pool,
   type PoolClient,
   type PoolOptions,
+  type Queryable,
+  type RetryableFailure,
+  type TransactionOptions,
 } from './pool.js';

@@ -33,11 +33,52 @@ export async function pingDatabase(pool: Pool): Promise<void> {
   await pool.query('select 1');
 }
 
-/** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+/** Anything that runs a query: a transaction's client or the pool. */
+export type Queryable = Pool | PoolClient;
+
+/**
+ * SQLSTATEs after which a whole transaction can simply run again: a deadlock or a serialization
+ * failure (PostgreSQL aborted it, nothing of it stays), and a unique violation where a
+ * concurrent insert won a race the retry then sees.
+ */
+export const RETRYABLE = {
+  deadlock: '40P01',
+  serializationFailure: '40001',
+  uniqueViolation: '23505',
+} as const;
+
+export type RetryableFailure = keyof typeof RETRYABLE;
+
+export interface TransactionOptions {
+  /** The failures after which the whole transaction runs again; none unless named. */
+  retryOn?: readonly RetryableFailure[];
+  /** How many times it runs at most, the first included. Default 3. */
+  attempts?: number;
+}
+
+/**
+ * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. With
+ * `retryOn`, a transaction that failed with one of those failures runs again from the start
+ * (on a new connection), at most `attempts` times; the last failure is thrown.
+ */
 export async function withTransaction<T>(
   pool: Pool,
   fn: (client: PoolClient) => Promise<T>,
+  options: TransactionOptions = {},
 ): Promise<T> {
+  const retryable = new Set<string>((options.retryOn ?? []).map((name) => RETRYABLE[name]));
+  const attempts = options.attempts ?? 3;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await runOnce(pool, fn);
+    } catch (err) {
+      const code = (err as { code?: unknown } | null)?.code;
+      if (attempt >= attempts || typeof code !== 'string' || !retryable.has(code)) throw err;
+    }
+  }
+}
+
+async function runOnce<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   // A connection whose rollback failed is destroyed rather than handed to the next caller.
   let broken: Error | undefined;
@@ -59,5 +100,8 @@ export async function withTransaction<T>(
 /** A unique constraint was violated (SQLSTATE 23505), optionally a named one. */
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   const e = err as { code?: string; constraint?: string } | null;
-  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
+  return (
+    e?.code === RETRYABLE.uniqueViolation &&
+    (constraint === undefined || e.constraint === constraint)
+  );
 }

@@ -10,6 +10,7 @@ import {
   runMigrations,
   withTransaction,
   type Pool,
+  type PoolClient,
 } from '../src/index.js';
 
 // Each run gets a scratch database on the real local PostgreSQL, dropped afterwards.
@@ -120,5 +121,116 @@ describe('withTransaction', () => {
     expect(isUniqueViolation(err)).toBe(true);
     expect(isUniqueViolation(err, 'things_pkey')).toBe(true);
     expect(isUniqueViolation(err, 'other')).toBe(false);
+  });
+});
+
+describe('withTransaction with retryOn', () => {
+  // A real PostgreSQL error with the given SQLSTATE, raised inside the transaction.
+  const raise = (client: PoolClient, sqlstate: string) =>
+    client.query(`do $$ begin raise exception 'raised' using errcode = '${sqlstate}'; end $$`);
+
+  it('when a named failure happens once, then the whole transaction runs again and commits once', async () => {
+    await pool.query('create table if not exists retried (id int primary key)');
+    let runs = 0;
+    const result = await withTransaction(
+      pool,
+      async (client) => {
+        runs += 1;
+        await client.query('insert into retried (id) values ($1)', [runs]);
+        if (runs === 1) await raise(client, '40001');
+        return runs;
+      },
+      { retryOn: ['serializationFailure'] },
+    );
+    expect(result).toBe(2);
+    const { rows } = await pool.query('select id from retried order by id');
+    expect(rows.map((r) => r.id)).toEqual([2]);
+  });
+
+  it('when a concurrent insert wins the race, then the loser runs again and sees its row', async () => {
+    await pool.query('create table if not exists raced (id int primary key, writer text)');
+    const blocker = await pool.connect();
+    try {
+      await blocker.query('begin');
+      await blocker.query("insert into raced (id, writer) values (1, 'first')");
+      let runs = 0;
+      const loser = withTransaction(
+        pool,
+        async (client) => {
+          runs += 1;
+          const { rows } = await client.query('select writer from raced where id = 1');
+          if (rows.length > 0) return `found ${String(rows[0].writer)}`;
+          // Waits on the uncommitted row, then fails with 23505 once it commits.
+          await client.query("insert into raced (id, writer) values (1, 'second')");
+          return 'inserted';
+        },
+        { retryOn: ['uniqueViolation'], attempts: 5 },
+      );
+      await new Promise((r) => setTimeout(r, 100));
+      await blocker.query('commit');
+      expect(await loser).toBe('found first');
+      expect(runs).toBe(2);
+    } finally {
+      blocker.release();
+    }
+  });
+
+  it('when two transactions deadlock, then the one PostgreSQL aborts runs again and both commit', async () => {
+    await pool.query('create table if not exists locked (id int primary key, n int not null)');
+    await pool.query('insert into locked (id, n) values (1, 0), (2, 0)');
+    let runs = 0;
+    const crosswise = (first: number, second: number) =>
+      withTransaction(
+        pool,
+        async (client) => {
+          runs += 1;
+          await client.query('update locked set n = n + 1 where id = $1', [first]);
+          await client.query('select pg_sleep(0.2)');
+          await client.query('update locked set n = n + 1 where id = $1', [second]);
+        },
+        { retryOn: ['deadlock'] },
+      );
+    await Promise.all([crosswise(1, 2), crosswise(2, 1)]);
+    expect(runs).toBe(3);
+    const { rows } = await pool.query('select n from locked order by id');
+    expect(rows.map((r) => r.n)).toEqual([2, 2]);
+  });
+
+  it('when the failure is not named, then it is thrown after one run', async () => {
+    let runs = 0;
+    const failing = withTransaction(
+      pool,
+      async (client) => {
+        runs += 1;
+        await raise(client, '23505');
+      },
+      { retryOn: ['deadlock', 'serializationFailure'] },
+    );
+    await expect(failing).rejects.toMatchObject({ code: '23505' });
+    expect(runs).toBe(1);
+  });
+
+  it('when a named failure keeps happening, then the last one is thrown after `attempts` runs', async () => {
+    let runs = 0;
+    const failing = withTransaction(
+      pool,
+      async (client) => {
+        runs += 1;
+        await raise(client, '40P01');
+      },
+      { retryOn: ['deadlock'], attempts: 4 },
+    );
+    await expect(failing).rejects.toMatchObject({ code: '40P01' });
+    expect(runs).toBe(4);
+  });
+
+  it('when retryOn is left out, then nothing is retried', async () => {
+    let runs = 0;
+    const failing = withTransaction(pool, async (client) => {
+      runs += 1;
+      await raise(client, '40001');
+    });
+    await expect(failing).rejects.toMatchObject({ code: '40001' });
+    expect(runs).toBe(1);
   });
 });

@@ -1,4 +1,4 @@
-/** Every `code` the public API can answer with (spec section 7, decisions E). */
+/** Every `code` the public API can answer with (docs/api-reference.md#errors). */
 export type ErrorCode =
   | 'validation_error'
   | 'invalid_client'
@@ -41,7 +41,7 @@ export class AppError extends Error {
   }
 }
 
-/** One item of a 422 body (spec 4.4). */
+/** One item of a 422 body, one per unresolved Event. */
 export interface UnresolvedItem {
   index: number;
   eventName: string;
@@ -70,7 +70,7 @@ export class UnresolvedIdentityError extends AppError {
 }
 
 /**
- * 402 is the one answer in problem-details form (RFC 9457), as the spec requires; it is not
+ * 402 is the one answer in problem-details form (RFC 9457), as the API documents; it is not
  * an AppError because its body has no `code`.
  */
 export class SubscriptionSuspendedError extends Error {

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '@herald/db';
+import type { Queryable } from '@herald/db';
 import { context, propagation } from '@herald/telemetry';
 
 export interface OutboxMessage {
@@ -11,9 +11,6 @@ export interface OutboxMessage {
   subjectId?: string | null;
   headers?: Record<string, string>;
 }
-
-/** Anything that runs a query: the domain transaction's client (normally) or the pool. */
-export type Queryable = Pool | PoolClient;
 
 // One statement whatever the number of messages: five array parameters, never a placeholder per
 // value (PostgreSQL allows at most 65,535 of those). `with ordinality ... order by` makes the

@@ -31,7 +31,7 @@ export interface GuardOptions {
   scope: Scope;
   /**
    * Whether the route still works for a suspended Tenant. Reads always do; among writes only
-   * the two erase routes (spec 3, decisions G.3).
+   * the two erase routes: erasure works while suspended.
    */
   allowedWhileSuspended?: boolean;
 }
@@ -119,7 +119,7 @@ export function createApiPolicy(deps: ApiPolicyDeps): ApiPolicy {
   };
 }
 
-/** decisions F.3, in seconds: Reset is when the bucket is full again. */
+/** `RateLimit-Reset`, in seconds: Reset is when the bucket is full again. */
 function setRateLimitHeaders(res: Response, limit: number, result: BucketResult): void {
   res.set({
     'RateLimit-Limit': String(limit),

@@ -1,7 +1,7 @@
 import { z } from '@herald/config';
 import type { BucketLimits } from './token-bucket.js';
 
-/** spec 8 / decisions F: two budgets per API key. */
+/** Two budgets per API key (docs/api-reference.md#rate-limits). */
 export interface RateBudgets {
   /** GET (and HEAD) requests. */
   read: BucketLimits;
@@ -11,7 +11,7 @@ export interface RateBudgets {
 
 export type BudgetKind = keyof RateBudgets;
 
-/** Production values (spec 8); the settings below default to them. */
+/** Production values; the settings below default to them. */
 export const DEFAULT_RATE_BUDGETS: RateBudgets = {
   read: { refillPerSecond: 100, burst: 200 },
   write: { refillPerSecond: 100, burst: 1_000 },

@@ -1,3 +1,4 @@
+import { createInternalClient } from '@herald/http';
 import { decodeSnapshot, type SubscriptionSnapshot } from './subscription-state.js';
 
 /** Where a service learns a Tenant's subscription when the Redis mirror cannot tell. */
@@ -19,7 +20,7 @@ export interface BillingSubscriptionsOptions {
   serviceToken: string;
   /**
    * How long an answer is remembered for use while Redis is down: well under the 1 s
-   * decisions G.2 allows. Default 500 ms.
+   * a change may take to reach every service. Default 500 ms.
    */
   cacheMs?: number;
   timeoutMs?: number;
@@ -32,6 +33,12 @@ export interface BillingSubscriptionsOptions {
  */
 export function billingSubscriptions(options: BillingSubscriptionsOptions): SubscriptionSource {
   const { billingUrl, serviceToken, cacheMs = 500, timeoutMs = 1_000 } = options;
+  const billing = createInternalClient({
+    baseUrl: billingUrl,
+    serviceToken,
+    serviceName: 'the billing service',
+    timeoutMs,
+  });
   const remembered = new Map<string, { snapshot: SubscriptionSnapshot; until: number }>();
   // After billing failed, it is left alone this long: a hanging billing costs one timeout per
   // second, not one per write.
@@ -41,13 +48,9 @@ export function billingSubscriptions(options: BillingSubscriptionsOptions): Subs
   async function ask(tenantId: string): Promise<SubscriptionSnapshot | null> {
     if (performance.now() < restingUntil) return null;
     try {
-      const res = await fetch(
-        new URL(`/internal/v1/tenants/${encodeURIComponent(tenantId)}/subscription`, billingUrl),
-        {
-          headers: { authorization: `Bearer ${serviceToken}` },
-          signal: AbortSignal.timeout(timeoutMs),
-        },
-      );
+      const res = await billing.send({
+        path: `/internal/v1/tenants/${encodeURIComponent(tenantId)}/subscription`,
+      });
       if (!res.ok) throw new Error(`billing answered ${res.status}`);
       const answer: unknown = await res.json();
       const body = (answer ?? {}) as Partial<SubscriptionSnapshot>;

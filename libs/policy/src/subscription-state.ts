@@ -1,6 +1,6 @@
 import { defineScript, taggedKey, type Redis } from '@herald/redis';
 
-// decisions G: the billing service owns each Tenant's subscription in PostgreSQL and mirrors it
+// Subscriptions: the billing service owns each Tenant's subscription in PostgreSQL and mirrors it
 // into Redis, where every service reads it on every write. The mirror can vanish (flush,
 // restart): a missing key means "ask billing", never "active".
 

@@ -10,7 +10,7 @@ export type Signal = 'traces' | 'metrics' | 'logs';
 const set = (value: string | undefined): value is string =>
   value !== undefined && value.trim() !== '';
 
-/** `OTEL_SDK_DISABLED=true` (any case, spaces allowed) turns everything off, as in the spec. */
+/** `OTEL_SDK_DISABLED=true` (any case, spaces allowed) turns everything off, as the OpenTelemetry specification says. */
 export function isTelemetryDisabled(env: Env = process.env): boolean {
   return env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true';
 }

@@ -25,3 +25,4 @@ export {
   type TenantWatch,
   type WatchOptions,
 } from './kafka.js';
+export { sqlStatements } from './sql.js';

@@ -29,7 +29,7 @@ const schema = z.object({
   HASH_CONCURRENCY: z.coerce.number().int().min(1).default(4),
   /** Exchanges waiting for a hash; beyond this, 503 with Retry-After (load is shed). */
   HASH_QUEUE: z.coerce.number().int().min(0).default(64),
-  /** The exchange guard's buckets (decisions F.4). */
+  /** The exchange guard's buckets: failed exchanges per ClientID and per client address. */
   ...redisEnv,
   /** Failed exchanges one ClientID may have at once, then one more per 60/refill seconds. */
   EXCHANGE_GUARD_CLIENT_BURST: z.coerce.number().int().min(1).default(DEFAULT_GUARD.client.burst),

@@ -12,8 +12,6 @@ export const createApiKeyBody = z.object({
   name: z.string().trim().min(1).max(256).optional(),
 });
 
-export const uuidParam = z.uuid();
-
 /** Answer shapes: routes type their bodies with these, and the OpenAPI document shows them. */
 export const tenantResponse = z.object({
   id: z.uuid(),

@@ -1,4 +1,4 @@
-// decisions F.4: failed token exchanges are limited per ClientID and per client address before
+// The exchange guard: failed token exchanges are limited per ClientID and per client address before
 // the slow hash runs; successful ones are not slowed and do not count.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { addressBucket } from '../src/domain/exchange-guard.js';

@@ -19,7 +19,7 @@ const schema = z.object({
   ...operatorAndServiceTokensEnv,
   /** The auth service, asked whether a Tenant exists (operator routes). */
   SERVICE_URL_AUTH: url('http://127.0.0.1:18081'),
-  /** Consecutive failed payments that suspend a Tenant (decisions G.1). */
+  /** Consecutive failed payments that suspend a Tenant (3 by default). */
   BILLING_SUSPEND_AFTER_FAILURES: int(3, 1),
 });
 

@@ -1,8 +1,5 @@
 import { z } from 'zod';
 
-/** A Tenant id in a path; malformed names no Tenant (404, as in the other services). */
-export const tenantIdParam = z.uuid().transform((id) => id.toLowerCase());
-
 /** Answer shapes: routes type their bodies with these, and the OpenAPI document shows them. */
 export const subscriptionStatusResponse = z.object({
   state: z.enum(['active', 'suspended']),

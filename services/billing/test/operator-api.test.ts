@@ -1,4 +1,4 @@
-// The operator API's answers (decisions I): counting, the setting, suspension, reactivation,
+// The operator API's answers: counting, the setting, suspension, reactivation,
 // and the refusals (401, 404, 405, 503).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

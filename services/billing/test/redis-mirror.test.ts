@@ -1,4 +1,4 @@
-// The Redis copy every service reads (decisions G.2): written before the operator call answers,
+// The Redis copy every service reads (a change holds everywhere within 1 s): written before the operator call answers,
 // never older than what Redis holds, and rebuilt from PostgreSQL when Redis was away, restarted
 // empty, or restarted with old data.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';

@@ -1,13 +1,13 @@
 import { contactSnapshot } from '@herald/messages';
 import { z } from 'zod';
 
-/** PostgreSQL cannot store U+0000 in text (decisions A: such a value is a 400, never a 5xx). */
+/** PostgreSQL cannot store U+0000 in text: such a value is a 400, never a 5xx. */
 const storable = (s: string) => !s.includes('\u0000');
 // Matching control characters is the point here.
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
-/** decisions A: 1..254 characters, local@domain, no spaces. */
+/** 1..254 characters, local@domain, no spaces. */
 export const email = z
   .string()
   .min(1)
@@ -49,7 +49,7 @@ export const contactWriteBody = z.object({
 
 export type ContactWrite = z.output<typeof contactWriteBody>;
 
-/** The Contact object of spec 4.3: the same shape the Kafka messages carry. */
+/** The Contact object of the API: the same shape the Kafka messages carry. */
 export const contactResponse = contactSnapshot;
 
 export type ContactResponse = z.output<typeof contactResponse>;
@@ -58,20 +58,3 @@ export const organizationBody = z.object({
   externalId,
   name: name.optional(),
 });
-
-/** The events service's batch lookup: one item per Event, answered in the same order. */
-export const resolveIdentitiesBody = z.object({
-  tenantId: z.uuid(),
-  items: z
-    .array(
-      z.object({
-        contactId: z.string().optional(),
-        contactExternalId: z.string().optional(),
-        contactEmail: z.string().optional(),
-        organizationExternalId: z.string().optional(),
-      }),
-    )
-    .max(1000),
-});
-
-export type ResolveIdentitiesRequest = z.output<typeof resolveIdentitiesBody>;

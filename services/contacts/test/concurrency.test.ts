@@ -1,4 +1,4 @@
-// Concurrent upserts of one new Contact (issue 3): every answer a 200 or 201 (exactly one 201),
+// Concurrent upserts of one new Contact: every answer a 200 or 201 (exactly one 201),
 // never a 500 or a duplicate row.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startContactsService, uniqueEmail, type TestContactsService } from './support.js';

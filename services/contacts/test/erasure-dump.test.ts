@@ -1,4 +1,4 @@
-// Decisions H.2: after the 204, no table of any database of the system holds the Contact's
+// Erasure leaves nothing: after the 204, no table of any database of the system holds the Contact's
 // email, name, phone or externalId. Every Herald database is dumped with pg_dump and searched.
 import { randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

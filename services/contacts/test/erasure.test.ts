@@ -1,6 +1,6 @@
 // POST /v1/contacts/{externalId}/erase and POST /v1/contacts/by-id/{id}/erase: the answers, what
 // is left in the database, the order against the services holding data about the Contact, and
-// the messages on Kafka (spec 3 and 4.3, decisions B.5 and H.2).
+// the messages on Kafka; afterwards the Contact is gone as if it never existed.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

@@ -1,5 +1,5 @@
-// POST /internal/v1/identities/resolve: the events service's batch lookup (issue 3, "For the
-// other services"). Behind SERVICE_TOKEN, never a customer's token.
+// POST /internal/v1/identities/resolve: the events service's batch lookup, one call per
+// Event request. Behind SERVICE_TOKEN, never a customer's token.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Pool } from '@herald/db';
@@ -242,7 +242,7 @@ describe('resolving identities', () => {
     ]);
   });
 
-  it('when a Contact gains an externalId (decisions B.2), then both its email and the externalId resolve to its id', async () => {
+  it('when a Contact gains an externalId, then both its email and the externalId resolve to its id', async () => {
     const { tenantId, token } = svc.newTenant();
     const email = uniqueEmail();
     const id = await post(token, email);

@@ -1,4 +1,4 @@
-// POST /admin/v1/tenants/{tenantId}/organizations: the operator API (decisions I).
+// POST /admin/v1/tenants/{tenantId}/organizations: the operator API.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { errors } from '@herald/errors';

@@ -1,4 +1,4 @@
-// GET /v1/contacts/{externalId} and GET /v1/contacts/by-id/{id} (spec 4.3, decisions E).
+// GET /v1/contacts/{externalId} and GET /v1/contacts/by-id/{id}: the Contact, or 404.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startContactsService, uniqueEmail, type TestContactsService } from './support.js';

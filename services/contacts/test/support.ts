@@ -152,7 +152,7 @@ export async function startContactsService(
   };
 }
 
-/** RFC 3339 in UTC with milliseconds (decisions A). */
+/** RFC 3339 in UTC with milliseconds, as every time in the API. */
 export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -1,5 +1,5 @@
 // PUT /v1/contacts/{externalId} and POST /v1/contacts: the answer, what is stored, and the
-// identity rules (spec 3 and 4.3, decisions A and B).
+// identity rules (docs/api-reference.md#contacts-and-identities).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   startContactsService,
@@ -299,7 +299,7 @@ describe('POST /v1/contacts', () => {
   });
 });
 
-describe('identity rules (decisions B)', () => {
+describe('identity rules', () => {
   it('B.2: when PUT names an unused externalId and the email of an email-only Contact, then that Contact gains the externalId (200, same id)', async () => {
     const { tenantId, token } = svc.newTenant();
     const emailOnly = await (
@@ -438,7 +438,7 @@ describe('Kafka: contact changes go to the outbox', () => {
   });
 });
 
-describe('validation (decisions A): 400 validation_error naming the field, nothing stored', () => {
+describe('validation: 400 validation_error naming the field, nothing stored', () => {
   const bodies: Array<[string, string, unknown]> = [
     ['an email without @', 'body.email', { email: 'not-an-email' }],
     ['an email with a space', 'body.email', { email: 'a b@example.com' }],

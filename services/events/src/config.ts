@@ -4,7 +4,7 @@ import { publicApiEnv } from '@herald/policy';
 import { redisEnv } from '@herald/redis';
 
 export const DEFAULT_PORT = 18083;
-export const DEFAULT_RELAY_PORT = 18085;
+const DEFAULT_RELAY_PORT = 18085;
 
 /** What the migration command and the relay need too. */
 const setupEnv = {

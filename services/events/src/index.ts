@@ -1,5 +1,5 @@
 // Started as `node --import @herald/telemetry/register dist/index.js`, so telemetry is
-// running before any module here loads. The outbox relay is its own process (relay.ts).
+// running before any module here loads. The outbox relay is its own process (relay/main.ts).
 import { authTenantDirectory } from '@herald/auth';
 import { createPool } from '@herald/db';
 import { createLogger, startServer } from '@herald/http';
@@ -8,7 +8,7 @@ import { redisFromConfig } from '@herald/redis';
 import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { loadEventsConfig } from './config.js';
-import { contactsIdentityResolver } from './domain/identities.js';
+import { contactsIdentityResolver } from './clients/contacts-identity-resolver.js';
 
 const config = loadEventsConfig();
 const logger = createLogger({ service: 'events', level: config.LOG_LEVEL });

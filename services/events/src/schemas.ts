@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** decisions A limits. */
+/** The API's limits (docs/api-reference.md#limits). */
 export const MAX_EVENTS_PER_REQUEST = 1000;
 export const MAX_PROPERTIES_BYTES = 32 * 1024;
 
@@ -66,7 +66,7 @@ export const propertiesAsSent = z
   .refine(fitsSize, sizeMessage)
   .refine(storableDeep, 'must not contain U+0000');
 
-/** Fields every route accepts; each route adds its own identity (decisions B.4). */
+/** Fields every route accepts; each route adds its own identity and reads no other. */
 const common = {
   eventName: text(255),
   occurredAt,

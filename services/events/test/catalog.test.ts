@@ -1,5 +1,5 @@
-// The event-name catalog (spec 4.4 point 8, decisions C.5) and its operator route
-// GET /admin/v1/tenants/{tenantId}/event-names (decisions I).
+// The event-name catalog (names as first recorded) and its operator route
+// GET /admin/v1/tenants/{tenantId}/event-names.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { errors } from '@herald/errors';

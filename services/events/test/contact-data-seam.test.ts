@@ -1,4 +1,4 @@
-// The seam between the contacts service and this one (docs/contacts.md, decisions H): the real
+// The seam between the contacts service and this one (docs/contacts.md, export and erasure): the real
 // contacts service, in-process, lists this events service in its CONTACT_DATA_SERVICES; a
 // Contact's export and erasure through the contacts service's public routes include the Events.
 import { randomUUID } from 'node:crypto';

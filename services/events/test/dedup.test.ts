@@ -1,4 +1,4 @@
-// Dedup (spec 4.4 point 6, decisions C.2, C.3): per Tenant, across routes, 60 s from the first
+// Dedup: per Tenant, across routes, 60 s from the first
 // recording; PostgreSQL decides inside the recording's transaction, Redis only remembers
 // committed claims to spare PostgreSQL the certain duplicates.
 import { randomUUID } from 'node:crypto';
@@ -241,7 +241,7 @@ describe('the 60 s window', () => {
   });
 });
 
-describe('failed requests claim nothing (decisions C.3)', () => {
+describe('failed requests claim nothing', () => {
   it('when a request is refused with 422 because of another Event, then its keys stay free: the fixed request records them', async () => {
     const { tenantId, token, contact } = await tenantWithContact();
     const refused = await svc.record('by-contact-id', token, [

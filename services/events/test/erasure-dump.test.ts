@@ -1,4 +1,4 @@
-// Decisions H.2, through the real seam: after a Contact's erasure through the contacts service's
+// Erasure leaves nothing, through the real seam: after a Contact's erasure through the contacts service's
 // public route (204), no database the tests use (every Herald database: the contacts and events
 // test databases included) holds its email, name, phone or externalId, the properties of its
 // Events or their raw dedupKeys; nor does this Tenant's dedup namespace in Redis. Each database

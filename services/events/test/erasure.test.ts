@@ -1,10 +1,10 @@
 // POST /internal/v1/tenants/{tenantId}/contacts/{contactId}/erase: the Events part of a
-// Contact's erasure (decisions H.2), and its race with recording: no Event accepted concurrently
+// Contact's erasure (nothing about it remains), and its race with recording: no Event accepted concurrently
 // outlives the erasure.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { PoolClient } from '@herald/db';
-import { contactLockKey } from '../src/data/contact-locks.js';
+import { contactLockKey } from '../src/data/erasure-fence.js';
 import { hashDedupKey } from '../src/domain/dedup-key.js';
 import {
   enqueueRecorded,
@@ -335,7 +335,7 @@ describe('erasure against recording', () => {
   }, 120_000);
 });
 
-describe('dedup across an erasure (decisions C.2, H.2)', () => {
+describe('dedup across an erasure', () => {
   const occurredAt = '2026-11-21T10:00:00Z';
 
   /**

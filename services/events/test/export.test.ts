@@ -1,5 +1,5 @@
 // GET /internal/v1/tenants/{tenantId}/contacts/{contactId}/export: the Events part of a
-// Contact's GDPR export (decisions H.1), as the contacts service reads it.
+// Contact's GDPR export, as the contacts service reads it.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createPool } from '@herald/db';

@@ -1,9 +1,9 @@
-// The four Event routes on success (spec 4.4, decisions A, C.1, D.3): the answer, what is
+// The four Event routes on success (formats, `accepted`, CORS): the answer, what is
 // stored, the outbox message of each recorded Event, CORS, and the edge statuses (401, 403,
 // 405, 413, Content-Type).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { eventRecordedMessage, TOPICS } from '@herald/messages';
-import { contactLockKey } from '../src/data/contact-locks.js';
+import { contactLockKey } from '../src/data/erasure-fence.js';
 import {
   startEventsService,
   storedState,
@@ -367,7 +367,7 @@ describe('what every route stores', () => {
   });
 });
 
-describe('CORS (decisions D.3)', () => {
+describe('CORS', () => {
   it('when a browser sends a preflight, then 204 allowing POST, Authorization and Content-Type', async () => {
     const res = await svc.request('OPTIONS', '/v1/events/by-email', {
       headers: {

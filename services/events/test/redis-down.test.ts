@@ -1,4 +1,4 @@
-// Redis is the dedup fast path only (decisions C.2, issue 4): with it away, or hanging, every
+// Redis is the dedup fast path only: with it away, or hanging, every
 // Event is still recorded exactly once inside the window, concurrent duplicates included, and
 // answers stay fast.
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
 import { createRedis } from '@herald/redis';
-import { redisDedupCache } from '../src/domain/dedup-cache.js';
+import { redisDedupCache } from '../src/clients/redis-dedup-cache.js';
 import { startEventsService, storedState, uniqueEmail, type TestEventsService } from './support.js';
 
 const OCCURRED = '2026-03-04T05:06:07.123Z';

@@ -13,7 +13,7 @@ import { TOPICS } from '@herald/messages';
 import { advisoryLockKey } from '@herald/outbox';
 import { loadRelayConfig } from '../src/config.js';
 import { pruneDedupClaims } from '../src/data/dedup-pruning.js';
-import { OUTBOX_NAME, startRelayProcess, type RelayProcess } from '../src/relay/process.js';
+import { OUTBOX_NAME, startRelayProcess, type RelayProcess } from '../src/relay/relay-process.js';
 import {
   databaseUrl,
   enqueueRecorded,
@@ -34,7 +34,7 @@ import {
 // Its own database: the relays here publish and delete every outbox row they see.
 const DATABASE = 'herald_events_test_relay';
 const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
-const RELAY_ENTRY = fileURLToPath(new URL('../dist/relay.js', import.meta.url));
+const RELAY_ENTRY = fileURLToPath(new URL('../dist/relay/main.js', import.meta.url));
 
 const pool = testPool(DATABASE);
 let watch: TopicWatch;
@@ -286,7 +286,7 @@ describe('the process', () => {
     for (const child of children) child.kill('SIGKILL');
   });
 
-  /** `node --import @herald/telemetry/register dist/relay.js`, as the stack and the chart run it. */
+  /** `node --import @herald/telemetry/register dist/relay/main.js`, as the stack and the chart run it. */
   async function spawnRelay(env: Record<string, string>): Promise<{
     child: ChildProcess;
     url: string;

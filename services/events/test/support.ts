@@ -1,8 +1,8 @@
 // Component-test support: the events service in-process on port 0 against the real local
 // PostgreSQL (its own disposable database) and Redis, with access tokens signed here by a test
-// key (no auth service needed). Identities are resolved by the REAL contacts service, started
-// in-process beside it on its own disposable database: tests create Contacts and organizations
-// through its API, never by writing its tables.
+// key (no auth service needed). Identities are resolved by the REAL contacts service, run as a
+// process from its build beside it on its own disposable database (see contacts-process.ts):
+// tests create Contacts and organizations through its API, never by writing its tables.
 import { randomUUID } from 'node:crypto';
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,11 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { SCOPES } from '@herald/auth';
 import { createPool, type Pool } from '@herald/db';
-import { startServer } from '@herald/http';
+import { startServer, type Logger, type RunningServer } from '@herald/http';
+import { createApiPolicy, DEFAULT_RATE_BUDGETS, type ApiPolicy } from '@herald/policy';
 import { createRedis, waitForRedis, type Redis } from '@herald/redis';
 import {
   createTestRequester,
   createTestSigner,
+  createTestVerifier,
   prepareTestDatabase,
   signTestAccessToken,
   TEST_AUDIENCE,
@@ -24,10 +26,14 @@ import {
   type TestTokenSigner,
   type TokenOptions,
 } from '@herald/testing';
-import { createApp as createContactsApp } from '../../contacts/src/app.js';
-import { testApiPolicy } from '../../contacts/test/support.js';
 import { createApp, type EventsAppDeps } from '../src/app.js';
-import { contactsIdentityResolver } from '../src/domain/identities.js';
+import { contactsIdentityResolver } from '../src/clients/contacts-identity-resolver.js';
+import {
+  freePort,
+  prepareContactsDatabase,
+  startContactsProcess,
+  type ContactsProcess,
+} from './contacts-process.js';
 
 export const ADMIN_TOKEN = `test-admin-${randomUUID()}`;
 export const SERVICE_TOKEN = `test-service-${randomUUID()}`;
@@ -45,7 +51,6 @@ const CONTACTS_DATABASE = 'herald_events_test_contacts';
 const SERVER_URL = TEST_POSTGRES_URL;
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:56379';
 const MIGRATIONS = fileURLToPath(new URL('../migrations', import.meta.url));
-const CONTACTS_MIGRATIONS = fileURLToPath(new URL('../../contacts/migrations', import.meta.url));
 // Serializes test workers while they create or reset a database: the same constant as
 // contact-data-support.ts, so the two never race on one database.
 const SETUP_LOCK_ID = 7_210_383;
@@ -70,8 +75,9 @@ export interface TestContact {
   email: string;
 }
 
-/** The real contacts service, in-process: where the tests' Contacts and organizations live. */
+/** The real contacts service, a process: where the tests' Contacts and organizations live. */
 export interface TestContactsService {
+  /** Throws before the first request when it starts lazily (see `startContacts`). */
   url: string;
   pool: Pool;
   /** PUT /v1/contacts/{externalId} when an externalId is given, else POST /v1/contacts. */
@@ -108,7 +114,7 @@ export interface TestEventsService {
 }
 
 export interface StartOptions {
-  /** Where the events service resolves identities (a stand-in); default the in-process contacts. */
+  /** Where the events service resolves identities (a stand-in); default the contacts process. */
   contactsUrl?: string;
   /** How long the identity lookup may take; default the service's 3 s. */
   contactsTimeoutMs?: number;
@@ -128,7 +134,7 @@ export interface StartOptions {
    */
   database?: string;
   /**
-   * The in-process contacts service lists this events service in its CONTACT_DATA_SERVICES, so
+   * The contacts process lists this events service in its CONTACT_DATA_SERVICES, so
    * its export and erasure go through the events service's internal routes (the real seam).
    */
   contactDataSeam?: boolean;
@@ -141,43 +147,77 @@ function tokenSigner(signer: TestTokenSigner) {
     signTestAccessToken(signer, tenantId, scopes, opts);
 }
 
-/** A loopback port nothing listens on at the moment. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+/**
+ * The events service's guard: production budgets on the local Redis, the test signer's
+ * tokens. Billing is not part of these tests, so every Tenant is active.
+ */
+function testApiPolicy(signer: TestTokenSigner, redis: Redis, logger: Logger): ApiPolicy {
+  return createApiPolicy({
+    verifier: createTestVerifier(signer),
+    redis,
+    logger,
+    budgets: DEFAULT_RATE_BUDGETS,
+    subscriptions: {
+      fetch: () => Promise.resolve({ state: 'active', consecutiveFailures: 0, version: 0 }),
+    },
+  });
 }
 
-/** The real contacts service in-process on port 0, on its own disposable database. */
+// The contacts database is migrated by the service's own command once per test file: each run
+// costs a Node start and a Kafka round trip, and a file may start several services.
+let contactsDatabaseReady: Promise<void> | undefined;
+function prepareContactsDatabaseOnce(): Promise<void> {
+  contactsDatabaseReady ??= prepareContactsDatabase(CONTACTS_DATABASE, SETUP_LOCK_ID).catch(
+    (err: unknown) => {
+      contactsDatabaseReady = undefined;
+      throw err;
+    },
+  );
+  return contactsDatabaseReady;
+}
+
+/**
+ * The real contacts service as a process, on its own disposable database. `lazy`: started on
+ * the first createContact, createOrganization or request (the events service resolves
+ * identities elsewhere, so most such tests never need it); until then `url` throws.
+ */
 async function startContacts(
   signer: TestTokenSigner,
-  contactDataServiceUrls: readonly string[] = [],
+  contactDataServiceUrls: readonly string[],
+  lazy: boolean,
 ): Promise<TestContactsService> {
-  await prepareDatabase(CONTACTS_DATABASE, CONTACTS_MIGRATIONS);
+  let running: ContactsProcess | undefined;
+  let starting: Promise<ContactsProcess> | undefined;
+  const start = () =>
+    (starting ??= (async () => {
+      await prepareContactsDatabaseOnce();
+      running = await startContactsProcess({
+        database: CONTACTS_DATABASE,
+        signer,
+        adminToken: ADMIN_TOKEN,
+        serviceToken: SERVICE_TOKEN,
+        redisUrl: REDIS_URL,
+        contactDataServiceUrls,
+        logLevel: process.env.EVENTS_TEST_LOG ?? 'warn',
+      });
+      return running;
+    })());
+  if (!lazy) await start();
+  // For tests that read its tables; it opens no connection until used.
   const pool = createPool({
     connectionString: `${SERVER_URL}/${CONTACTS_DATABASE}`,
     applicationName: 'events-test-contacts',
     max: 10,
   });
-  const logger = silent();
-  const redis = createRedis({ url: REDIS_URL });
-  const app = createContactsApp({
-    pool,
-    logger,
-    policy: testApiPolicy(signer, redis, logger),
-    adminToken: ADMIN_TOKEN,
-    serviceToken: SERVICE_TOKEN,
-    tenantExists: async () => true,
-    contactDataServiceUrls,
-  });
-  const running = await startServer(app, { host: '127.0.0.1', port: 0, logger });
-  const request = createTestRequester(running.url);
+  const request: TestContactsService['request'] = async (method, path, options) =>
+    createTestRequester((await start()).url)(method, path, options);
   const tokenFor = tokenSigner(signer);
 
   return {
-    url: running.url,
+    get url() {
+      if (!running) throw new Error('the contacts process starts on its first request');
+      return running.url;
+    },
     pool,
     async createContact(tenantId, fields = {}) {
       const email = fields.email ?? `person-${randomUUID().slice(0, 8)}@example.com`;
@@ -205,9 +245,10 @@ async function startContacts(
     },
     request,
     close: async () => {
-      await running.close();
+      // A start still under way is waited for, so no process outlives the tests.
+      const started = await starting?.catch(() => undefined);
+      await started?.close();
       await pool.end();
-      await redis.close();
     },
   };
 }
@@ -215,14 +256,24 @@ async function startContacts(
 /** The events service in-process on port 0, with the real contacts service beside it. */
 export async function startEventsService(options: StartOptions = {}): Promise<TestEventsService> {
   const database = options.database ?? DATABASE;
-  await prepareDatabase(database);
   const signer = createTestSigner();
   // The seam needs the events service's address before it listens: a port chosen beforehand.
   const port = options.contactDataSeam ? await freePort() : 0;
-  const contacts = await startContacts(
-    signer,
-    options.contactDataSeam ? [`http://127.0.0.1:${port}`] : [],
-  );
+  // The contacts process starts (a Node start, about a second) while this database is prepared.
+  const [prepared, started] = await Promise.allSettled([
+    prepareDatabase(database),
+    startContacts(
+      signer,
+      options.contactDataSeam ? [`http://127.0.0.1:${port}`] : [],
+      options.contactsUrl !== undefined,
+    ),
+  ]);
+  if (started.status === 'rejected') throw started.reason;
+  const contacts = started.value;
+  if (prepared.status === 'rejected') {
+    await contacts.close();
+    throw prepared.reason;
+  }
   const pool = createPool({
     connectionString: `${SERVER_URL}/${database}`,
     applicationName: 'events-service-test',
@@ -232,7 +283,6 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
       : { statementTimeoutMillis: options.statementTimeoutMs }),
   });
   const redis = createRedis({ url: options.redisUrl ?? REDIS_URL });
-  if (options.redisUrl === undefined) await waitForRedis(redis);
   const logger = silent();
   const tenants = new Set<string>();
   const app = createApp({
@@ -251,7 +301,17 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
     ...(options.dedupWindowMs === undefined ? {} : { dedupWindowMs: options.dedupWindowMs }),
     ...options.deps,
   });
-  const running = await startServer(app, { host: '127.0.0.1', port, logger });
+  let running: RunningServer;
+  try {
+    if (options.redisUrl === undefined) await waitForRedis(redis);
+    running = await startServer(app, { host: '127.0.0.1', port, logger });
+  } catch (err) {
+    // The contacts process would otherwise outlive the test file.
+    await contacts.close();
+    await pool.end();
+    redis.destroy();
+    throw err;
+  }
   const request = createTestRequester(running.url);
   const tokenFor = tokenSigner(signer);
 
@@ -333,7 +393,7 @@ export async function storedState(pool: Pool, tenantId: string) {
   return { events: events.rows, claims: claims.rows, names: names.rows, outbox: outbox.rows };
 }
 
-/** RFC 3339 in UTC with milliseconds (decisions A). */
+/** RFC 3339 in UTC with milliseconds, as every time in the API. */
 export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -1,5 +1,5 @@
-// 422 unresolved_identity (spec 4.4, decisions B.4, B.5, C.6) and 503 when the contacts service
-// cannot answer (decisions E): all or nothing, so nothing of such a request is recorded.
+// 422 unresolved_identity (unknown, erased, other routes' fields, acting Contact) and 503 when the contacts service
+// cannot answer: all or nothing, so nothing of such a request is recorded.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
@@ -115,7 +115,7 @@ describe('422 unresolved_identity', () => {
     await expectNothingRecorded(svc, tenantId);
   });
 
-  it("when an Event names a Contact that exists only through another route's field, then 422 (decisions B.4)", async () => {
+  it("when an Event names a Contact that exists only through another route's field, then 422", async () => {
     const { tenantId, token } = svc.newTenant();
     const contact = await svc.contacts.createContact(tenantId, { externalId: 'known' });
 
@@ -182,7 +182,7 @@ describe('422 unresolved_identity', () => {
     await expectNothingRecorded(svc, tenantId);
   });
 
-  it('when an organization Event names an unknown acting Contact, then 422 for it (decisions C.6)', async () => {
+  it('when an organization Event names an unknown acting Contact, then 422 for it', async () => {
     const { tenantId, token } = svc.newTenant();
     await svc.contacts.createOrganization(tenantId, 'acme');
     const contact = await svc.contacts.createContact(tenantId, { externalId: 'known' });

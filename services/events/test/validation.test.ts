@@ -1,4 +1,4 @@
-// 400 validation_error for every decisions A rule on Events (spec 4.4, 7): the message names the
+// 400 validation_error for every field rule on Events: the message names the
 // first invalid Event's index and field, and nothing of the request is recorded.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startEventsService, storedState, type TestEventsService } from './support.js';

@@ -1,4 +1,4 @@
-import type { Pool } from '@herald/db';
+import type { Queryable } from '@herald/db';
 import type { KeyKind } from '../domain/credentials.js';
 
 export interface ApiKey {
@@ -36,46 +36,50 @@ const toApiKey = (row: ApiKeyRow): ApiKey => ({
   revokedAt: row.revoked_at,
 });
 
-export function createApiKeysRepository(pool: Pool) {
-  return {
-    async insert(key: Omit<ApiKey, 'createdAt' | 'revokedAt'>): Promise<ApiKey> {
-      const { rows } = await pool.query<ApiKeyRow>(
-        `insert into api_keys (client_id, tenant_id, kind, secret_hash, scopes, name)
+export async function insertApiKey(
+  db: Queryable,
+  key: Omit<ApiKey, 'createdAt' | 'revokedAt'>,
+): Promise<ApiKey> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `insert into api_keys (client_id, tenant_id, kind, secret_hash, scopes, name)
          values ($1, $2, $3, $4, $5, $6) returning ${COLUMNS}`,
-        [key.clientId, key.tenantId, key.kind, key.secretHash, key.scopes, key.name],
-      );
-      return toApiKey(rows[0]!);
-    },
-
-    async findByClientId(clientId: string): Promise<ApiKey | null> {
-      const { rows } = await pool.query<ApiKeyRow>(
-        `select ${COLUMNS} from api_keys where client_id = $1`,
-        [clientId],
-      );
-      return rows[0] ? toApiKey(rows[0]) : null;
-    },
-
-    /** Marks the key revoked (keeping the first revocation time); false when no such key in the tenant. */
-    async revoke(tenantId: string, clientId: string): Promise<boolean> {
-      const { rowCount } = await pool.query(
-        `update api_keys set revoked_at = coalesce(revoked_at, now())
-         where tenant_id = $1 and client_id = $2`,
-        [tenantId, clientId],
-      );
-      return rowCount === 1;
-    },
-
-    /** ClientIDs revoked in the last `seconds` (their tokens may still be unexpired). */
-    async revokedWithin(seconds: number): Promise<string[]> {
-      const { rows } = await pool.query<{ client_id: string }>(
-        `select client_id from api_keys
-         where revoked_at is not null and revoked_at > now() - make_interval(secs => $1)
-         order by revoked_at`,
-        [seconds],
-      );
-      return rows.map((r) => r.client_id);
-    },
-  };
+    [key.clientId, key.tenantId, key.kind, key.secretHash, key.scopes, key.name],
+  );
+  return toApiKey(rows[0]!);
 }
 
-export type ApiKeysRepository = ReturnType<typeof createApiKeysRepository>;
+export async function findApiKeyByClientId(
+  db: Queryable,
+  clientId: string,
+): Promise<ApiKey | null> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `select ${COLUMNS} from api_keys where client_id = $1`,
+    [clientId],
+  );
+  return rows[0] ? toApiKey(rows[0]) : null;
+}
+
+/** Marks the key revoked (keeping the first revocation time); false when no such key in the tenant. */
+export async function markApiKeyRevoked(
+  db: Queryable,
+  tenantId: string,
+  clientId: string,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `update api_keys set revoked_at = coalesce(revoked_at, now())
+         where tenant_id = $1 and client_id = $2`,
+    [tenantId, clientId],
+  );
+  return rowCount === 1;
+}
+
+/** ClientIDs revoked in the last `seconds` (their tokens may still be unexpired). */
+export async function clientIdsRevokedWithin(db: Queryable, seconds: number): Promise<string[]> {
+  const { rows } = await db.query<{ client_id: string }>(
+    `select client_id from api_keys
+         where revoked_at is not null and revoked_at > now() - make_interval(secs => $1)
+         order by revoked_at`,
+    [seconds],
+  );
+  return rows.map((r) => r.client_id);
+}

@@ -1,4 +1,4 @@
-import type { Pool } from '@herald/db';
+import type { Queryable } from '@herald/db';
 
 export interface Tenant {
   id: string;
@@ -18,21 +18,18 @@ const toTenant = (row: TenantRow): Tenant => ({
   createdAt: row.created_at,
 });
 
-export function createTenantsRepository(pool: Pool) {
-  return {
-    async insert(tenant: { id: string; name: string }): Promise<Tenant> {
-      const { rows } = await pool.query<TenantRow>(
-        'insert into tenants (id, name) values ($1, $2) returning id, name, created_at',
-        [tenant.id, tenant.name],
-      );
-      return toTenant(rows[0]!);
-    },
-
-    async exists(id: string): Promise<boolean> {
-      const { rowCount } = await pool.query('select 1 from tenants where id = $1', [id]);
-      return rowCount === 1;
-    },
-  };
+export async function insertTenant(
+  db: Queryable,
+  tenant: { id: string; name: string },
+): Promise<Tenant> {
+  const { rows } = await db.query<TenantRow>(
+    'insert into tenants (id, name) values ($1, $2) returning id, name, created_at',
+    [tenant.id, tenant.name],
+  );
+  return toTenant(rows[0]!);
 }
 
-export type TenantsRepository = ReturnType<typeof createTenantsRepository>;
+export async function tenantExists(db: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('select 1 from tenants where id = $1', [id]);
+  return rowCount === 1;
+}

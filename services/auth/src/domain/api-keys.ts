@@ -1,9 +1,19 @@
-import { DEFAULT_SECRET_KEY_SCOPES, PUBLISHABLE_KEY_SCOPES, type Scope } from '@herald/auth';
+import {
+  DEFAULT_SECRET_KEY_SCOPES,
+  PUBLISHABLE_KEY_SCOPES,
+  REVOCATION_LIST_WINDOW_SECONDS,
+  type Scope,
+} from '@herald/auth';
+import type { Pool } from '@herald/db';
 import { errors } from '@herald/errors';
-import type { ApiKeysRepository } from '../data/api-keys-repository.js';
-import type { TenantsRepository } from '../data/tenants-repository.js';
+import {
+  clientIdsRevokedWithin,
+  insertApiKey,
+  markApiKeyRevoked,
+} from '../data/api-keys-repository.js';
 import { newClientId, newSecret, type KeyKind } from './credentials.js';
 import type { SecretHasher } from './secret-hasher.js';
+import { assertTenantExists } from './tenants.js';
 
 export interface CreatedKey {
   clientId: string;
@@ -15,14 +25,13 @@ export interface CreatedKey {
 }
 
 export interface ApiKeyDeps {
-  tenants: TenantsRepository;
-  apiKeys: ApiKeysRepository;
+  pool: Pool;
   hasher: SecretHasher;
 }
 
 function scopesFor(kind: KeyKind, requested: readonly Scope[] | undefined): Scope[] {
   if (kind === 'publishable') {
-    // Decisions D.2: a publishable key can only record Events.
+    // A publishable key can only record Events: it runs in browsers.
     if (requested && requested.some((s) => !PUBLISHABLE_KEY_SCOPES.includes(s))) {
       throw errors.validation(
         `body.scopes: a publishable key can only hold ${PUBLISHABLE_KEY_SCOPES.join(' ')}`,
@@ -37,10 +46,10 @@ export async function createApiKey(
   deps: ApiKeyDeps,
   input: { tenantId: string; kind: KeyKind; scopes?: readonly Scope[]; name?: string },
 ): Promise<CreatedKey> {
-  if (!(await deps.tenants.exists(input.tenantId))) throw errors.notFound('no such tenant');
+  await assertTenantExists(deps, input.tenantId);
   const scopes = scopesFor(input.kind, input.scopes);
   const secret = input.kind === 'secret' ? newSecret() : undefined;
-  const key = await deps.apiKeys.insert({
+  const key = await insertApiKey(deps.pool, {
     clientId: newClientId(input.kind),
     tenantId: input.tenantId,
     kind: input.kind,
@@ -58,10 +67,15 @@ export async function createApiKey(
 }
 
 export async function revokeApiKey(
-  deps: ApiKeyDeps,
+  deps: Pick<ApiKeyDeps, 'pool'>,
   tenantId: string,
   clientId: string,
 ): Promise<void> {
-  if (!(await deps.apiKeys.revoke(tenantId, clientId)))
+  if (!(await markApiKeyRevoked(deps.pool, tenantId, clientId)))
     throw errors.notFound('no such API key in this tenant');
+}
+
+/** Only keys whose tokens could still be unexpired, so the list stays short. */
+export function recentlyRevokedClientIds(deps: Pick<ApiKeyDeps, 'pool'>): Promise<string[]> {
+  return clientIdsRevokedWithin(deps.pool, REVOCATION_LIST_WINDOW_SECONDS);
 }

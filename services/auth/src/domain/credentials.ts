@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * Decisions D.4: recognisable prefixes so secret scanners find leaked credentials.
+ * Recognisable prefixes (`ck_`, `sk_`, `pk_`) so secret scanners find leaked credentials.
  * The random part is base62 (letters and digits only) so a scanner's regex is simple.
  */
-export const PREFIX = {
+const PREFIX = {
   secretClientId: 'ck_',
   secret: 'sk_',
   publishableClientId: 'pk_',

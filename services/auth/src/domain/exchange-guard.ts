@@ -4,7 +4,7 @@ import { chargeTokens, peekTokens, type BucketLimits } from '@herald/policy';
 import { createRedisGuard, taggedKey, type Redis } from '@herald/redis';
 import { meter } from '@herald/telemetry';
 
-// decisions F.4: before an exchange that could run the slow hash, the guard checks that the
+// Before an exchange that could run the slow hash, the guard checks that the
 // client address and (for a secret key's ClientID) the ClientID still have failures allowed;
 // a failed hash is then charged to both. A bucket may go into debt (up to one burst) when many
 // failures land at once, so a burst of concurrent attempts locks the attacker out for longer

@@ -1,6 +1,7 @@
 import { TOKEN_TTL_SECONDS } from '@herald/auth';
+import type { Pool } from '@herald/db';
 import { errors } from '@herald/errors';
-import type { ApiKeysRepository } from '../data/api-keys-repository.js';
+import { findApiKeyByClientId } from '../data/api-keys-repository.js';
 import type { TokenResponse } from '../schemas.js';
 import type { ExchangeGuard } from './exchange-guard.js';
 import { newSecret, type BasicCredentials } from './credentials.js';
@@ -8,12 +9,12 @@ import type { SecretHasher } from './secret-hasher.js';
 import type { TokenSigner } from './signing-keys.js';
 
 export interface TokenExchangeDeps {
-  apiKeys: ApiKeysRepository;
+  pool: Pool;
   hasher: SecretHasher;
   signer: TokenSigner;
   /** A real hash of a random secret nobody knows, verified when there is no real one. */
   decoyHash: string;
-  /** Limits failed exchanges per ClientID and per client address (decisions F.4). */
+  /** Limits failed exchanges per ClientID and per client address. */
   guard: ExchangeGuard;
 }
 
@@ -22,7 +23,7 @@ export async function makeDecoyHash(hasher: SecretHasher): Promise<string> {
 }
 
 /**
- * Spec 4.2 and decisions D.2. Every secret-key path that fails (unknown ClientID, wrong or
+ * POST /v1/token (docs/api-reference.md#tenants-keys-and-the-token-exchange). Every secret-key path that fails (unknown ClientID, wrong or
  * empty secret, revoked key) runs exactly one argon2 verify, so the answer takes the same
  * time whether or not the ClientID exists. A publishable key has no secret: its ClientID is
  * public and it exchanges with an empty password.
@@ -33,7 +34,7 @@ export async function exchangeCredentials(
   clientAddress: string,
 ): Promise<TokenResponse> {
   const admission = await deps.guard.admit(credentials?.clientId ?? null, clientAddress);
-  const key = credentials ? await deps.apiKeys.findByClientId(credentials.clientId) : null;
+  const key = credentials ? await findApiKeyByClientId(deps.pool, credentials.clientId) : null;
 
   let authenticated: boolean;
   let hashed = false;

@@ -1,4 +1,4 @@
-import type { Queryable } from '@herald/outbox';
+import type { Queryable } from '@herald/db';
 
 export type SubscriptionStateName = 'active' | 'suspended';
 

@@ -1,8 +1,8 @@
 import type { TenantDirectory } from '@herald/auth';
-import { withTransaction, type Pool } from '@herald/db';
+import { withTransaction, type Pool, type Queryable } from '@herald/db';
 import { errors } from '@herald/errors';
 import { TOPICS, type SubscriptionChangedMessage } from '@herald/messages';
-import { enqueue, type Queryable } from '@herald/outbox';
+import { enqueue } from '@herald/outbox';
 import {
   addPaymentFailure,
   findSubscription,
@@ -16,7 +16,7 @@ export interface BillingDeps {
   pool: Pool;
   tenantExists: TenantDirectory;
   mirror: SubscriptionMirror;
-  /** Consecutive failed payments that suspend a Tenant (decisions G.1: 3). */
+  /** Consecutive failed payments that suspend a Tenant (3 by default). */
   suspendAfterFailures: number;
 }
 

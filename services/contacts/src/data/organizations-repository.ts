@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '@herald/db';
+import type { Queryable } from '@herald/db';
 
 export interface Organization {
   externalId: string;
@@ -6,30 +6,30 @@ export interface Organization {
   createdAt: Date;
 }
 
-type Db = Pool | PoolClient;
+/** Inserts; a repeat of the same externalId in the tenant is a unique violation. */
+export async function insertOrganization(
+  db: Queryable,
+  tenantId: string,
+  org: { externalId: string; name: string | null },
+): Promise<Organization> {
+  const { rows } = await db.query<{ external_id: string; name: string | null; created_at: Date }>(
+    `insert into organizations (tenant_id, external_id, name) values ($1, $2, $3)
+     returning external_id, name, created_at`,
+    [tenantId, org.externalId, org.name],
+  );
+  const row = rows[0]!;
+  return { externalId: row.external_id, name: row.name, createdAt: row.created_at };
+}
 
-export const organizationsRepository = {
-  /** Inserts; a repeat of the same externalId in the tenant is a unique violation. */
-  async insert(
-    db: Db,
-    tenantId: string,
-    org: { externalId: string; name: string | null },
-  ): Promise<Organization> {
-    const { rows } = await db.query<{ external_id: string; name: string | null; created_at: Date }>(
-      `insert into organizations (tenant_id, external_id, name) values ($1, $2, $3)
-       returning external_id, name, created_at`,
-      [tenantId, org.externalId, org.name],
-    );
-    const row = rows[0]!;
-    return { externalId: row.external_id, name: row.name, createdAt: row.created_at };
-  },
-
-  async existing(db: Db, tenantId: string, externalIds: string[]): Promise<Set<string>> {
-    if (externalIds.length === 0) return new Set();
-    const { rows } = await db.query<{ external_id: string }>(
-      'select external_id from organizations where tenant_id = $1 and external_id = any($2::text[])',
-      [tenantId, externalIds],
-    );
-    return new Set(rows.map((r) => r.external_id));
-  },
-};
+export async function existingOrganizations(
+  db: Queryable,
+  tenantId: string,
+  externalIds: string[],
+): Promise<Set<string>> {
+  if (externalIds.length === 0) return new Set();
+  const { rows } = await db.query<{ external_id: string }>(
+    'select external_id from organizations where tenant_id = $1 and external_id = any($2::text[])',
+    [tenantId, externalIds],
+  );
+  return new Set(rows.map((r) => r.external_id));
+}

@@ -2,42 +2,36 @@ import { randomUUID } from 'node:crypto';
 import { withTransaction, type Pool, type PoolClient } from '@herald/db';
 import { errors } from '@herald/errors';
 import { enqueue } from '@herald/outbox';
+import { isUuid } from '@herald/http';
 import {
-  contactsRepository as contacts,
   emailKey,
+  findContactByEmail,
+  findContactByExternalId,
+  findContactById,
+  insertContact,
+  lockContactsForUpsert,
+  updateContact,
   type Contact,
   type ContactFields,
 } from '../data/contacts-repository.js';
 import { externalId as externalIdSchema, type ContactWrite } from '../schemas.js';
-import { contactChanged } from './contact-messages.js';
+import { contactChanged } from './kafka-messages.js';
 
 export interface UpsertResult {
   contact: Contact;
   created: boolean;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (value: string) => UUID.test(value);
-export const isExternalId = (value: string) => externalIdSchema.safeParse(value).success;
+export { isUuid };
+const isExternalId = (value: string) => externalIdSchema.safeParse(value).success;
 
 // Concurrent upserts of one new Contact race to insert; the loser's unique violation (or a
 // deadlock between two row locks) is retried, and then finds the winner's row to update.
-const RETRYABLE = new Set(['23505', '40P01', '40001']);
-const ATTEMPTS = 5;
-
-async function retryingTransaction<T>(
-  pool: Pool,
-  fn: (client: PoolClient) => Promise<T>,
-): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await withTransaction(pool, fn);
-    } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (attempt >= ATTEMPTS || code === undefined || !RETRYABLE.has(code)) throw err;
-    }
-  }
-}
+const retryingTransaction = <T>(pool: Pool, fn: (client: PoolClient) => Promise<T>) =>
+  withTransaction(pool, fn, {
+    retryOn: ['uniqueViolation', 'deadlock', 'serializationFailure'],
+    attempts: 5,
+  });
 
 /** Fields after the write: left out keeps the stored value, null clears it. */
 function merged(current: Contact | null, input: ContactWrite): ContactFields {
@@ -66,7 +60,7 @@ async function update(
   next: ContactFields & { externalId: string | null },
 ) {
   if (unchanged(current, next)) return current;
-  const updated = await contacts.update(client, current.id, next);
+  const updated = await updateContact(client, current.id, next);
   await enqueue(client, [contactChanged('contact.updated', updated)]);
   return updated;
 }
@@ -77,7 +71,7 @@ async function create(
   externalId: string | null,
   fields: ContactFields,
 ) {
-  const contact = await contacts.insert(client, {
+  const contact = await insertContact(client, {
     id: randomUUID(),
     tenantId,
     externalId,
@@ -93,8 +87,8 @@ const emailTaken = () =>
   );
 
 /**
- * PUT /v1/contacts/{externalId}: create or update by the caller's id. Decisions B.2: an
- * email-only Contact with this email is claimed (gains the externalId, keeps its id). B.3:
+ * PUT /v1/contacts/{externalId}: create or update by the caller's id. An
+ * email-only Contact with this email is claimed (gains the externalId, keeps its id);
  * an email held by another Contact is a 409.
  */
 export function upsertByExternalId(
@@ -104,7 +98,7 @@ export function upsertByExternalId(
   input: ContactWrite,
 ): Promise<UpsertResult> {
   return retryingTransaction(pool, async (client) => {
-    const locked = await contacts.lockForUpsert(client, tenantId, externalId, input.email);
+    const locked = await lockContactsForUpsert(client, tenantId, externalId, input.email);
     const byExternalId = locked.find((c) => c.externalId === externalId) ?? null;
     const byEmail = locked.find((c) => emailKey(c.email) === emailKey(input.email)) ?? null;
     if (byExternalId) {
@@ -131,7 +125,7 @@ export function upsertByEmail(
   input: ContactWrite,
 ): Promise<UpsertResult> {
   return retryingTransaction(pool, async (client) => {
-    const byEmail = await contacts.findByEmail(client, tenantId, input.email, { forUpdate: true });
+    const byEmail = await findContactByEmail(client, tenantId, input.email, { forUpdate: true });
     if (byEmail) {
       const next = { ...merged(byEmail, input), externalId: byEmail.externalId };
       return { contact: await update(client, byEmail, next), created: false };
@@ -149,7 +143,7 @@ export async function getByExternalId(
   externalId: string,
 ): Promise<Contact> {
   const contact = isExternalId(externalId)
-    ? await contacts.findByExternalId(pool, tenantId, externalId)
+    ? await findContactByExternalId(pool, tenantId, externalId)
     : null;
   if (!contact) throw noSuchContact();
   return contact;
@@ -157,7 +151,7 @@ export async function getByExternalId(
 
 /** A malformed uuid names no Contact: 404, not 400 or 500. */
 export async function getById(pool: Pool, tenantId: string, id: string): Promise<Contact> {
-  const contact = isUuid(id) ? await contacts.findById(pool, tenantId, id) : null;
+  const contact = isUuid(id) ? await findContactById(pool, tenantId, id) : null;
   if (!contact) throw noSuchContact();
   return contact;
 }

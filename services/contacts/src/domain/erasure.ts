@@ -1,38 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import { withTransaction, type Pool } from '@herald/db';
 import { errors } from '@herald/errors';
-import { TOPICS, type ContactErasedMessage } from '@herald/messages';
-import { deletePendingFor, enqueue, type OutboxMessage } from '@herald/outbox';
-import { contactsRepository as contacts } from '../data/contacts-repository.js';
-import { isUuid } from './contacts.js';
+import { deletePendingFor, enqueue } from '@herald/outbox';
+import { isUuid } from '@herald/http';
 import {
-  callParticipant,
+  contactDataServices,
   discard,
-  findContact,
-  participantUrl,
   type ContactDataServices,
-  type ContactRef,
-} from './export.js';
-
-/**
- * The messages of an erasure. Neither has a subjectId: a retry's `deletePendingFor` must not
- * drop them. The tombstone (null value) on the compacted changed topic lets Kafka's compaction
- * drop the Contact's earlier snapshots; `contact.erased` carries the bare id only.
- */
-function erasureMessages(tenantId: string, contactId: string): OutboxMessage[] {
-  const erased: ContactErasedMessage = {
-    version: 1,
-    type: 'contact.erased',
-    messageId: randomUUID(),
-    tenantId,
-    contactId,
-    occurredAt: new Date().toISOString(),
-  };
-  return [
-    { topic: TOPICS.contactsChanged, key: contactId, value: null, subjectId: null },
-    { topic: TOPICS.contactsErased, key: contactId, value: erased, subjectId: null },
-  ];
-}
+} from '../clients/contact-data-services.js';
+import {
+  deleteContact,
+  findContactById,
+  hasTombstone,
+  insertTombstone,
+} from '../data/contacts-repository.js';
+import { findContact, type ContactRef } from './export.js';
+import { erasureMessages } from './kafka-messages.js';
 
 /**
  * Asks every participant to erase what it holds about the Contact, all at once, and waits for
@@ -45,11 +27,14 @@ async function eraseAtParticipants(
   contactId: string,
 ): Promise<void> {
   const settled = await Promise.allSettled(
-    services.baseUrls.map(async (baseUrl) => {
-      const url = participantUrl(baseUrl, tenantId, contactId, 'erase');
-      const res = await callParticipant(services, url, 'POST');
+    contactDataServices(services).map(async (participant) => {
+      const res = await participant.send(tenantId, contactId, 'erase');
       await discard(res);
-      if (res.status !== 204) throw new Error(`POST ${url} answered ${res.status}`);
+      if (res.status !== 204) {
+        throw new Error(
+          `POST ${participant.url(tenantId, contactId, 'erase')} answered ${res.status}`,
+        );
+      }
     }),
   );
   const failed = settled.find((s) => s.status === 'rejected');
@@ -62,7 +47,7 @@ async function eraseAtParticipants(
 }
 
 /**
- * GDPR erasure (spec 3, decisions H.2). The order makes a crash anywhere safe to retry:
+ * GDPR erasure (docs/api-reference.md#export-and-erasure). The order makes a crash anywhere safe to retry:
  *
  * 1. find the Contact (an id the Tenant's tombstones hold is already erased: done);
  * 2. every participant erases first (idempotent there), so the Contact is still here to be
@@ -80,22 +65,22 @@ export async function eraseContact(
   ref: ContactRef,
 ): Promise<void> {
   const { pool } = deps;
-  if ('id' in ref && isUuid(ref.id) && (await contacts.hasTombstone(pool, tenantId, ref.id))) {
+  if ('id' in ref && isUuid(ref.id) && (await hasTombstone(pool, tenantId, ref.id))) {
     return;
   }
   const contact = await findContact(pool, tenantId, ref);
   await eraseAtParticipants(deps.contactDataServices, tenantId, contact.id);
   const erasedHere = await withTransaction(pool, async (client) => {
-    const locked = await contacts.findById(client, tenantId, contact.id, { forUpdate: true });
+    const locked = await findContactById(client, tenantId, contact.id, { forUpdate: true });
     if (!locked) return false;
-    await contacts.delete(client, tenantId, contact.id);
+    await deleteContact(client, tenantId, contact.id);
     await deletePendingFor(client, contact.id);
-    await contacts.insertTombstone(client, tenantId, contact.id);
+    await insertTombstone(client, tenantId, contact.id);
     await enqueue(client, erasureMessages(tenantId, contact.id));
     return true;
   });
   if (erasedHere) return;
   // Another erasure removed the row after step 1 (the only way a Contact leaves).
-  if ('id' in ref && (await contacts.hasTombstone(pool, tenantId, contact.id))) return;
+  if ('id' in ref && (await hasTombstone(pool, tenantId, contact.id))) return;
   throw errors.notFound('no such contact');
 }

@@ -2,30 +2,18 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Pool } from '@herald/db';
 import { errors } from '@herald/errors';
+import {
+  contactDataServices,
+  discard,
+  type ContactDataServices,
+} from '../clients/contact-data-services.js';
 import type { Contact } from '../data/contacts-repository.js';
 import { externalId as externalIdSchema } from '../schemas.js';
-import { presentContact } from './contact-messages.js';
+import { presentContact } from './contact-snapshot.js';
 import { getByExternalId, getById } from './contacts.js';
-
-/**
- * The other services that hold data about Contacts (the events service), by base URL, and the
- * credential of Herald's internal routes. Each one answers, under
- * `/internal/v1/tenants/{tenantId}/contacts/{contactId}`:
- *
- * - `GET …/export`: 200 with its lines of the export file (JSON Lines, e.g.
- *   `{"type":"event","data":{…}}`), none when it holds nothing about the Contact;
- * - `POST …/erase`: 204 once it holds nothing about the Contact any more (idempotent).
- */
-export interface ContactDataServices {
-  baseUrls: readonly string[];
-  serviceToken: string;
-}
 
 /** Names one Contact of the Tenant: by the service's id, or by the caller's externalId. */
 export type ContactRef = { id: string } | { externalId: string };
-
-/** How long a participant may take to answer with its status and headers. */
-const HEADERS_TIMEOUT_MS = 10_000;
 
 /** 404 when the Tenant has no such Contact; an id or externalId that cannot exist is a 404 too. */
 export async function findContact(pool: Pool, tenantId: string, ref: ContactRef): Promise<Contact> {
@@ -34,46 +22,6 @@ export async function findContact(pool: Pool, tenantId: string, ref: ContactRef)
   // not reach PostgreSQL, which cannot even compare U+0000.
   if (!externalIdSchema.safeParse(ref.externalId).success) throw errors.notFound('no such contact');
   return getByExternalId(pool, tenantId, ref.externalId);
-}
-
-export function participantUrl(
-  baseUrl: string,
-  tenantId: string,
-  contactId: string,
-  action: string,
-): string {
-  const base = baseUrl.replace(/\/+$/, '');
-  return `${base}/internal/v1/tenants/${encodeURIComponent(tenantId)}/contacts/${encodeURIComponent(contactId)}/${action}`;
-}
-
-/**
- * A request to a participant whose timeout covers the answer's status and headers only: the
- * body of an export may stream for as long as it takes.
- */
-export async function callParticipant(
-  services: ContactDataServices,
-  url: string,
-  method: 'GET' | 'POST',
-): Promise<Response> {
-  const abort = new AbortController();
-  const timer = setTimeout(
-    () => abort.abort(new Error(`no answer within ${HEADERS_TIMEOUT_MS} ms`)),
-    HEADERS_TIMEOUT_MS,
-  );
-  try {
-    return await fetch(url, {
-      method,
-      headers: { authorization: `Bearer ${services.serviceToken}` },
-      signal: abort.signal,
-    });
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Lets go of an answer's body without reading it (the connection is not kept waiting). */
-export async function discard(res: Response): Promise<void> {
-  await res.body?.cancel().catch(() => {});
 }
 
 const unavailable = (cause: unknown) =>
@@ -89,12 +37,13 @@ async function openParticipantExports(
   contactId: string,
 ): Promise<Response[]> {
   const settled = await Promise.allSettled(
-    services.baseUrls.map(async (baseUrl) => {
-      const url = participantUrl(baseUrl, tenantId, contactId, 'export');
-      const res = await callParticipant(services, url, 'GET');
+    contactDataServices(services).map(async (participant) => {
+      const res = await participant.send(tenantId, contactId, 'export');
       if (res.status !== 200 || !res.body) {
         await discard(res);
-        throw new Error(`GET ${url} answered ${res.status}`);
+        throw new Error(
+          `GET ${participant.url(tenantId, contactId, 'export')} answered ${res.status}`,
+        );
       }
       return res;
     }),
@@ -146,7 +95,7 @@ export interface ContactExport {
 }
 
 /**
- * GDPR access request (decisions H.1): finds the Contact (404 when the Tenant has no such
+ * GDPR access request: finds the Contact (404 when the Tenant has no such
  * Contact), then opens every participant's export before anything is written, so a participant
  * that is down is a clean 503 rather than half a file.
  */

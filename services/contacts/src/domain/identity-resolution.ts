@@ -1,15 +1,13 @@
 import type { Pool } from '@herald/db';
-import { contactsRepository as contacts, emailKey } from '../data/contacts-repository.js';
-import { organizationsRepository } from '../data/organizations-repository.js';
-import type { ResolveIdentitiesRequest } from '../schemas.js';
-import { isUuid } from './contacts.js';
-
-export interface ResolvedItem {
-  /** The Contact the item named, or null when it named one that does not exist (or none). */
-  contactId: string | null;
-  /** Whether the named organization exists; null when the item named none. */
-  organizationExists: boolean | null;
-}
+import { isUuid } from '@herald/http';
+import type { ResolvedIdentity, ResolveIdentitiesRequest } from '@herald/internal-api';
+import {
+  contactIdsByEmails,
+  contactIdsByExternalIds,
+  contactIdsByIds,
+  emailKey,
+} from '../data/contacts-repository.js';
+import { existingOrganizations } from '../data/organizations-repository.js';
 
 /**
  * One call per events request: every identity of the batch is looked up with one indexed
@@ -18,24 +16,20 @@ export interface ResolvedItem {
 export async function resolveIdentities(
   pool: Pool,
   request: ResolveIdentitiesRequest,
-): Promise<ResolvedItem[]> {
+): Promise<ResolvedIdentity[]> {
   const { tenantId, items } = request;
   // A value with U+0000 names nothing (no stored value can hold it) and PostgreSQL refuses it.
   const lookable = (v: string | undefined): v is string => !!v && !v.includes('\u0000');
   const unique = (values: Array<string | undefined>) => [...new Set(values.filter(lookable))];
   const [ids, byExternalId, byEmail, organizations] = await Promise.all([
-    contacts.idsByIds(
+    contactIdsByIds(
       pool,
       tenantId,
       unique(items.map((i) => i.contactId?.toLowerCase())).filter(isUuid),
     ),
-    contacts.idsByExternalIds(pool, tenantId, unique(items.map((i) => i.contactExternalId))),
-    contacts.idsByEmails(pool, tenantId, unique(items.map((i) => i.contactEmail))),
-    organizationsRepository.existing(
-      pool,
-      tenantId,
-      unique(items.map((i) => i.organizationExternalId)),
-    ),
+    contactIdsByExternalIds(pool, tenantId, unique(items.map((i) => i.contactExternalId))),
+    contactIdsByEmails(pool, tenantId, unique(items.map((i) => i.contactEmail))),
+    existingOrganizations(pool, tenantId, unique(items.map((i) => i.organizationExternalId))),
   ]);
   return items.map((item) => {
     let contactId: string | null = null;

@@ -1,7 +1,7 @@
 import type { TenantDirectory } from '@herald/auth';
 import { isUniqueViolation, type Pool } from '@herald/db';
 import { errors } from '@herald/errors';
-import { organizationsRepository, type Organization } from '../data/organizations-repository.js';
+import { insertOrganization, type Organization } from '../data/organizations-repository.js';
 
 export async function createOrganization(
   deps: { pool: Pool; tenantExists: TenantDirectory },
@@ -10,7 +10,7 @@ export async function createOrganization(
 ): Promise<Organization> {
   if (!(await deps.tenantExists(tenantId))) throw errors.notFound('no such tenant');
   try {
-    return await organizationsRepository.insert(deps.pool, tenantId, {
+    return await insertOrganization(deps.pool, tenantId, {
       externalId: input.externalId,
       name: input.name ?? null,
     });

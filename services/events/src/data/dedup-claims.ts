@@ -8,7 +8,7 @@ export interface ClaimRequest {
 
 /**
  * Claims dedupKeys for the Events about to be recorded, in the recording's transaction
- * (decisions C.2, C.3). A key is ours when nobody holds it or its claim is older than the window;
+ * (60 s per Tenant; a failed request claims nothing). A key is ours when nobody holds it or its claim is older than the window;
  * returns ours (by dedupKey), each with how long its window still runs (ms). The table holds the
  * key's hash only (hashDedupKey), never the caller's text.
  *

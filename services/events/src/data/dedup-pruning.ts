@@ -1,7 +1,5 @@
 import type { Pool } from '@herald/db';
-
-/** decisions C.2: a dedupKey is held for 60 s from the first time it was recorded. */
-export const DEDUP_WINDOW_SECONDS = 60;
+import { DEDUP_WINDOW_SECONDS } from '../domain/dedup-key.js';
 
 /**
  * Deletes the dedup claims older than the window: they no longer stop anything, and a recording

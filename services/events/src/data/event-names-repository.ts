@@ -6,7 +6,7 @@ export interface CatalogedEventName {
 }
 
 /**
- * Adds the names not yet in the Tenant's catalog (spec 4.4 point 8), in the recording's
+ * Adds the names not yet in the Tenant's catalog (first seen in the Tenant), in the recording's
  * transaction: a refused request catalogs nothing. Sorted, so that two recordings adding the
  * same new names wait for each other in one order instead of deadlocking.
  */

@@ -6,7 +6,7 @@ export interface NewEvent {
   contactId: string | null;
   organizationExternalId: string | null;
   eventName: string;
-  /** UTC with milliseconds (decisions A). */
+  /** UTC with milliseconds, as every time in the API. */
   occurredAt: string;
   dedupKey: string | null;
   /** The properties' JSON text, or null when none were sent. */

@@ -5,7 +5,7 @@ import { listEventNames, type CatalogedEventName } from '../data/event-names-rep
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The Tenant's event-name catalog (spec 4.4 point 8); an unknown Tenant is a 404. */
+/** The Tenant's event-name catalog (names as first recorded); an unknown Tenant is a 404. */
 export async function eventNamesOf(
   deps: { pool: Pool; tenantExists: TenantDirectory },
   tenantId: string,

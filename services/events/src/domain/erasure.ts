@@ -1,14 +1,10 @@
 import { withTransaction, type Pool } from '@herald/db';
 import { deletePendingFor } from '@herald/outbox';
-import {
-  allowLongErasure,
-  deleteContactEvents,
-  lockContactExclusively,
-  markContactErased,
-} from '../data/contact-erasure.js';
+import { allowLongErasure, deleteContactEvents } from '../data/contact-erasure.js';
+import { lockContactExclusively, markContactErased } from '../data/erasure-fence.js';
 
 /**
- * The Events part of a Contact's erasure (decisions H.2), idempotent. In one transaction:
+ * The Events part of a Contact's erasure (nothing about it may remain), idempotent. In one transaction:
  *
  * 1. take the Contact's lock exclusively: the recordings of its Events in flight commit first
  *    (their Events are then deleted below), later ones wait for this commit;

@@ -11,8 +11,8 @@ import {
 } from '../schemas.js';
 
 /**
- * The four Event routes (spec 4.4) and the schema of each one's Event. Each route reads only its
- * own identity field (decisions B.4): the schemas strip the other routes' fields.
+ * The four Event routes and the schema of each one's Event. Each route reads only its
+ * own identity field: the schemas strip the other routes' fields.
  */
 export const EVENT_ROUTES = {
   'by-contact-id': byContactIdEvent,
@@ -22,9 +22,6 @@ export const EVENT_ROUTES = {
 } as const;
 
 export type EventRoute = keyof typeof EVENT_ROUTES;
-
-export const isEventRoute = (value: string): value is EventRoute =>
-  Object.hasOwn(EVENT_ROUTES, value);
 
 /** An Event as any route parsed it: only the parsing route's identity fields are present. */
 export interface EventInput {

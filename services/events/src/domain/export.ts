@@ -6,7 +6,7 @@ import {
   type ExportedEventRow,
 } from '../data/events-export.js';
 
-/** One line of the export file (decisions H.1). */
+/** One line of the export file (docs/api-reference.md#export-and-erasure). */
 function exportLine(row: ExportedEventRow): string {
   const data = {
     id: row.id,
@@ -49,7 +49,7 @@ function linesFrom(cursor: EventCursor, first: ExportedEventRow[]): Readable {
 }
 
 /**
- * The Events part of a Contact's GDPR export (decisions H.1): every Event about the Contact,
+ * The Events part of a Contact's GDPR export: every Event about the Contact,
  * organization Events that name it included, in the order they were received, as
  * `{"type":"event","data":{…}}` lines streamed from a database cursor. The cursor is opened and
  * its first batch read before this resolves, so a database that is down is an error answer

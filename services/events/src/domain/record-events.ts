@@ -6,8 +6,7 @@ import { meter, withSpan, type Counter } from '@herald/telemetry';
 import { claimDedupKeys } from '../data/dedup-claims.js';
 import { catalogEventNames } from '../data/event-names-repository.js';
 import { insertEvents, type NewEvent } from '../data/events-repository.js';
-import { erasedAmong, lockContactsShared } from '../data/recording-guard.js';
-import type { DedupCache } from './dedup-cache.js';
+import { erasedAmong, lockContactsShared } from '../data/erasure-fence.js';
 import type { EventInput, EventRoute } from './event-batch.js';
 import { eventRecorded } from './event-messages.js';
 import {
@@ -18,11 +17,31 @@ import {
   type IdentityResolver,
 } from './identities.js';
 
+/** A dedup claim committed to PostgreSQL, for the fast path to remember. */
+export interface CommittedClaim {
+  dedupKey: string;
+  eventId: string;
+  /** How long the claim still holds (its window's end), in ms. */
+  remainingMs: number;
+}
+
+/**
+ * The dedup fast path. It only ever holds claims PostgreSQL committed, so a key it knows is
+ * certainly a duplicate; a key it does not know is decided by PostgreSQL, which stays the
+ * authority. Any failure (its store away, slow, failing) answers "unknown" and is never an error.
+ */
+export interface DedupCache {
+  /** The keys among `dedupKeys` that are certainly claimed in the Tenant right now. */
+  claimed(tenantId: string, dedupKeys: readonly string[]): Promise<Set<string>>;
+  /** Remembers claims just committed until their window ends. Best effort. */
+  remember(tenantId: string, claims: readonly CommittedClaim[]): Promise<void>;
+}
+
 export interface RecordingDeps {
   pool: Pool;
   resolveIdentities: IdentityResolver;
   dedupCache: DedupCache;
-  /** decisions C.2: 60 s. Shorter only in tests. */
+  /** The dedup window, 60 s. Shorter only in tests. */
   dedupWindowMs: number;
   metrics: RecordingMetrics;
 }
@@ -49,7 +68,7 @@ export function recordingMetrics(): RecordingMetrics {
 }
 
 export interface RecordingOutcome {
-  /** decisions C.1: every Event object of the request, duplicates included. */
+  /** `accepted`: every Event object of the request, duplicates included. */
   accepted: number;
   /** Events written now (duplicates of earlier or of each other are not). */
   recorded: number;
@@ -62,24 +81,21 @@ interface ResolvedEvent {
   contactId: string | null;
 }
 
-// A deadlock or serialization failure aborts the whole transaction, which can simply run again.
-const RETRYABLE = new Set(['40P01', '40001']);
-const ATTEMPTS = 3;
-
 // The statement timeout: e.g. waiting on the lock of a Contact whose erasure runs long.
 const QUERY_CANCELED = '57014';
 
+// A deadlock or serialization failure aborts the whole transaction, which can simply run again.
 async function retrying<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await withTransaction(pool, fn);
-    } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if (code === QUERY_CANCELED) {
-        throw errors.unavailable('recording took too long; nothing was recorded; retry later', err);
-      }
-      if (attempt >= ATTEMPTS || typeof code !== 'string' || !RETRYABLE.has(code)) throw err;
+  try {
+    return await withTransaction(pool, fn, {
+      retryOn: ['deadlock', 'serializationFailure'],
+      attempts: 3,
+    });
+  } catch (err) {
+    if ((err as { code?: unknown }).code === QUERY_CANCELED) {
+      throw errors.unavailable('recording took too long; nothing was recorded; retry later', err);
     }
+    throw err;
   }
 }
 
@@ -216,7 +232,7 @@ async function recordInTransaction(
 }
 
 /**
- * Records a request's Events (spec 4.4, decisions C): resolve every identity, drop the known
+ * Records a request's Events, all or nothing: resolve every identity, drop the known
  * duplicates, then write the rest in one transaction. After the commit, the new claims go to the
  * dedup fast path, each for what is left of its window.
  */

@@ -1,27 +1,7 @@
 import type { Logger } from '@herald/http';
 import { createRedisGuard, type Redis } from '@herald/redis';
-import { dedupCacheKey } from './dedup-key.js';
-
-/** A dedup claim committed to PostgreSQL, for the fast path to remember. */
-export interface CommittedClaim {
-  dedupKey: string;
-  eventId: string;
-  /** How long the claim still holds (its window's end), in ms. */
-  remainingMs: number;
-}
-
-/**
- * The dedup fast path. It only ever holds claims PostgreSQL committed, so a key it knows is
- * certainly a duplicate; a key it does not know is decided by PostgreSQL, which stays the
- * authority. Its Redis keys hold a hash of the dedupKey, never the key (see dedup-key.ts).
- * Any failure (Redis away, slow, failing) answers "unknown" and is never an error.
- */
-export interface DedupCache {
-  /** The keys among `dedupKeys` that are certainly claimed in the Tenant right now. */
-  claimed(tenantId: string, dedupKeys: readonly string[]): Promise<Set<string>>;
-  /** Remembers claims just committed until their window ends. Best effort. */
-  remember(tenantId: string, claims: readonly CommittedClaim[]): Promise<void>;
-}
+import { dedupCacheKey } from '../domain/dedup-key.js';
+import type { DedupCache } from '../domain/record-events.js';
 
 export interface RedisDedupCacheOptions {
   logger: Logger;
@@ -31,6 +11,10 @@ export interface RedisDedupCacheOptions {
   cooldownMs?: number;
 }
 
+/**
+ * The dedup fast path in Redis. Its keys hold a hash of the dedupKey, never the key (see
+ * dedup-key.ts); a failure is counted and logged by the guard and answers "unknown".
+ */
 export function redisDedupCache(redis: Redis, options: RedisDedupCacheOptions): DedupCache {
   const guard = createRedisGuard({
     use: 'dedup',

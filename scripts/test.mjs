@@ -16,6 +16,12 @@ import {
   serviceUrl,
   up,
 } from './stack/index.mjs';
+import { commandLine } from './lib/args.mjs';
+
+commandLine(`Usage: npm test   (node scripts/test.mjs)
+
+Every check and test against the local stack, which it starts when needed and stops after.
+Takes no options.`);
 
 const resultsDir = path.join(dataDir, 'test-results');
 /** Runs after every other package, alone (see below). */
@@ -101,14 +107,20 @@ try {
   };
   const checks =
     run('npm', ['run', '-s', 'lint:root'], env) &&
-    run('node', ['scripts/openapi.mjs', '--check'], env);
+    run('node', ['scripts/generate.mjs', '--check'], env);
   const turbo = (...args) =>
     run('npx', ['turbo', 'run', 'lint', 'typecheck', 'test', '--continue', ...args], env);
   const packages = turbo('--concurrency=3', '--output-logs=new-only', `--filter=!${RESILIENCE}`);
-  const loadtestClient = counted(
-    'loadtest-client',
+  const nodeTests = counted(
+    'node-test',
     'node',
-    ['--test', 'loadtest/test/client.test.mjs'],
+    [
+      '--test',
+      'loadtest/test/client.test.mjs',
+      'scripts/lib/args.test.mjs',
+      'scripts/generate/api-reference.test.mjs',
+      'scripts/stack/secrets.test.mjs',
+    ],
     env,
     nodeTestCounts,
   );
@@ -117,7 +129,7 @@ try {
   // The resilience tests stop and start shared infrastructure (Kafka, Redis): nothing else may
   // run meanwhile, so they come last, alone, one task at a time. They count in the closing line.
   const resilience = turbo('--concurrency=1', '--output-logs=new-only', `--filter=${RESILIENCE}`);
-  ok = chart && checks && packages && loadtestClient && smoke && resilience;
+  ok = chart && checks && packages && nodeTests && smoke && resilience;
 } finally {
   if (startedComponents.length > 0) await down({ only: startedComponents, quiet: true });
 }

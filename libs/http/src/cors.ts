@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 
 /**
- * Decisions D.3: the routes a publishable key may use answer preflights and carry
+ * The routes a publishable key may use answer preflights and carry
  * `Access-Control-Allow-Origin: *` on every answer, errors included. No credentials mode.
  */
 export function publicCors(allowedMethods: readonly string[]): RequestHandler {

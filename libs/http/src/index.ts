@@ -6,3 +6,32 @@ export { REQUEST_ID_HEADER, requestId } from './request-id.js';
 export { startServer, type RunningServer, type ServerOptions } from './server.js';
 export { formatPath, parseOrThrow } from './validate.js';
 export { buildOpenApi, errorSchemas, type ApiOperation } from './openapi.js';
+export {
+  createInternalClient,
+  type InternalAnswer,
+  type InternalCall,
+  type InternalClient,
+  type InternalClientOptions,
+  type InternalRequest,
+} from './internal-client.js';
+export { isUuid, uuidParam } from './uuid.js';
+export {
+  defineService,
+  openApiPath,
+  operationsOf,
+  type HttpMethod,
+  type IngressRule,
+  type PrefixRule,
+  type ProcessSpec,
+  type RouteAccess,
+  type RouteSpec,
+  type RouteTable,
+  type ServiceManifest,
+} from './manifest.js';
+export {
+  mountRoutes,
+  routeTableAgreement,
+  type RouteGuards,
+  type RouteHandler,
+  type RouteHandlers,
+} from './routes.js';

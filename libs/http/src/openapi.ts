@@ -18,12 +18,12 @@ export interface ApiOperation {
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
   /**
    * A write that still works while the Tenant's subscription is suspended (the erase routes).
-   * Every other bearer write documents the 402 (spec 3, decisions G.3).
+   * Every other bearer write documents the 402.
    */
   allowedWhileSuspended?: boolean;
 }
 
-/** The spec's three error bodies (section 2.5), for documentation. */
+/** The API's three error bodies (standard, 402, 422), for documentation. */
 export const errorSchemas = {
   standardError: z.object({ code: z.string(), message: z.string() }),
   problemDetails: z.object({
@@ -53,7 +53,7 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') =>
 
 const header = (description: string) => ({ description, schema: { type: 'integer' } });
 
-/** decisions F.3: on every answer of a budgeted (bearer) route; Retry-After on a 429. */
+/** The rate-limit headers: on every answer of a budgeted (bearer) route; Retry-After on a 429. */
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Limit': header("the key's budget for this kind of request (its burst)"),
   'RateLimit-Remaining': header('requests left in the budget right now'),

@@ -1,10 +1,11 @@
 import type { Express } from 'express';
-import type { TenantDirectory } from '@herald/auth';
+import { requireAdminToken, requireServiceToken, type TenantDirectory } from '@herald/auth';
 import { pingDatabase, type Pool } from '@herald/db';
-import { createHttpApp, type Logger } from '@herald/http';
+import { createHttpApp, mountRoutes, type Logger } from '@herald/http';
 import type { SubscriptionMirror } from './domain/redis-mirror.js';
-import { mountAdminRoutes } from './routes/admin.js';
-import { mountInternalRoutes } from './routes/internal.js';
+import { adminHandlers } from './routes/admin.js';
+import { internalHandlers } from './routes/internal.js';
+import { manifest } from './service.js';
 
 export interface BillingAppDeps {
   pool: Pool;
@@ -15,7 +16,7 @@ export interface BillingAppDeps {
   adminToken: string;
   /** Opens the internal route the other services call when their Redis copy is missing. */
   serviceToken: string;
-  /** Consecutive failed payments that suspend a Tenant (decisions G.1: 3). */
+  /** Consecutive failed payments that suspend a Tenant (3 by default). */
   suspendAfterFailures: number;
 }
 
@@ -24,9 +25,15 @@ export function createApp(deps: BillingAppDeps): Express {
     logger: deps.logger,
     // Redis is not a readiness dependency: changes commit without it and sync later.
     readiness: { database: () => pingDatabase(deps.pool) },
-    routes: (app) => {
-      mountAdminRoutes(app, deps);
-      mountInternalRoutes(app, deps);
-    },
+    routes: (app) =>
+      mountRoutes(
+        app,
+        manifest,
+        { ...adminHandlers(deps), ...internalHandlers(deps) },
+        {
+          admin: requireAdminToken(deps.adminToken),
+          service: requireServiceToken(deps.serviceToken),
+        },
+      ),
   });
 }

@@ -1,12 +1,18 @@
 import type { Express } from 'express';
-import type { TenantDirectory } from '@herald/auth';
+import {
+  requireAdminToken,
+  requireServiceToken,
+  type Scope,
+  type TenantDirectory,
+} from '@herald/auth';
 import { pingDatabase, type Pool } from '@herald/db';
-import { createHttpApp, type Logger } from '@herald/http';
+import { createHttpApp, mountRoutes, type Logger } from '@herald/http';
 import type { ApiPolicy } from '@herald/policy';
-import { mountAdminRoutes } from './routes/admin.js';
-import { mountContactRoutes } from './routes/contacts.js';
-import { mountExportEraseRoutes } from './routes/export-erase.js';
-import { mountInternalRoutes } from './routes/internal.js';
+import { adminHandlers } from './routes/admin.js';
+import { contactHandlers } from './routes/contacts.js';
+import { exportEraseHandlers } from './routes/export-erase.js';
+import { internalHandlers } from './routes/internal.js';
+import { manifest } from './service.js';
 
 export interface ContactsAppDeps {
   pool: Pool;
@@ -27,11 +33,21 @@ export function createApp(deps: ContactsAppDeps): Express {
       database: () => pingDatabase(deps.pool),
       revocations: () => deps.policy.ready(),
     },
-    routes: (app) => {
-      mountContactRoutes(app, deps);
-      mountExportEraseRoutes(app, deps);
-      mountAdminRoutes(app, deps);
-      mountInternalRoutes(app, deps);
-    },
+    routes: (app) =>
+      mountRoutes(
+        app,
+        manifest,
+        {
+          ...contactHandlers(deps),
+          ...exportEraseHandlers(deps),
+          ...adminHandlers(deps),
+          ...internalHandlers(deps),
+        },
+        {
+          bearer: (scope, options) => deps.policy.guard({ scope: scope as Scope, ...options }),
+          admin: requireAdminToken(deps.adminToken),
+          service: requireServiceToken(deps.serviceToken),
+        },
+      ),
   });
 }

@@ -1,16 +1,22 @@
 import type { Express } from 'express';
-import type { TenantDirectory } from '@herald/auth';
+import {
+  requireAdminToken,
+  requireServiceToken,
+  type Scope,
+  type TenantDirectory,
+} from '@herald/auth';
 import { pingDatabase, type Pool } from '@herald/db';
-import { createHttpApp, type Logger } from '@herald/http';
+import { createHttpApp, mountRoutes, type Logger } from '@herald/http';
 import type { ApiPolicy } from '@herald/policy';
 import type { Redis } from '@herald/redis';
-import { DEDUP_WINDOW_SECONDS } from './data/dedup-pruning.js';
-import { redisDedupCache } from './domain/dedup-cache.js';
+import { redisDedupCache } from './clients/redis-dedup-cache.js';
+import { DEDUP_WINDOW_SECONDS } from './domain/dedup-key.js';
 import type { IdentityResolver } from './domain/identities.js';
 import { recordingMetrics } from './domain/record-events.js';
-import { mountAdminRoutes } from './routes/admin.js';
-import { mountEventRoutes } from './routes/events.js';
-import { mountInternalRoutes } from './routes/internal.js';
+import { adminHandlers } from './routes/admin.js';
+import { eventHandlers } from './routes/events.js';
+import { internalHandlers } from './routes/internal.js';
+import { manifest } from './service.js';
 
 export interface EventsAppDeps {
   pool: Pool;
@@ -26,7 +32,7 @@ export interface EventsAppDeps {
   adminToken: string;
   /** Opens the internal routes the contacts service calls. */
   serviceToken: string;
-  /** decisions C.2: 60 s. Tests may shorten it; nothing else should. */
+  /** The dedup window, 60 s. Tests may shorten it; nothing else should. */
   dedupWindowMs?: number;
 }
 
@@ -46,10 +52,16 @@ export function createApp(deps: EventsAppDeps): Express {
       database: () => pingDatabase(deps.pool),
       revocations: () => deps.policy.ready(),
     },
-    routes: (app) => {
-      mountEventRoutes(app, recording);
-      mountAdminRoutes(app, deps);
-      mountInternalRoutes(app, deps);
-    },
+    routes: (app) =>
+      mountRoutes(
+        app,
+        manifest,
+        { ...eventHandlers(recording), ...adminHandlers(deps), ...internalHandlers(deps) },
+        {
+          bearer: (scope, options) => deps.policy.guard({ scope: scope as Scope, ...options }),
+          admin: requireAdminToken(deps.adminToken),
+          service: requireServiceToken(deps.serviceToken),
+        },
+      ),
   });
 }

@@ -1,26 +1,24 @@
-import type { Express } from 'express';
-import { requireServiceToken } from '@herald/auth';
-import { methodNotAllowed } from '@herald/errors';
+import { uuidParam, type RouteHandlers } from '@herald/http';
 import { refreshedSubscription, type BillingDeps } from '../domain/subscriptions.js';
 import type { SubscriptionSnapshotResponse } from '../schemas.js';
-import { tenantIdOf } from './tenant-id.js';
+import type { manifest } from '../service.js';
 
 /** Routes for Herald's other services only: never routed by the public ingress. */
-export function mountInternalRoutes(
-  app: Express,
-  deps: Pick<BillingDeps, 'pool' | 'mirror'> & { serviceToken: string },
-): void {
-  app.use('/internal', requireServiceToken(deps.serviceToken));
-  app
-    .route('/internal/v1/tenants/:tenantId/subscription')
-    .get(async (req, res) => {
-      const row = await refreshedSubscription(deps, tenantIdOf(req.params.tenantId));
+export function internalHandlers(
+  deps: Pick<BillingDeps, 'pool' | 'mirror'>,
+): Pick<RouteHandlers<typeof manifest.routes>, 'subscriptionSnapshot'> {
+  return {
+    subscriptionSnapshot: async (req, res) => {
+      const row = await refreshedSubscription(
+        deps,
+        uuidParam(req.params.tenantId, 'no such tenant'),
+      );
       const body: SubscriptionSnapshotResponse = {
         state: row.state,
         consecutiveFailures: row.consecutiveFailures,
         version: row.version,
       };
       res.json(body);
-    })
-    .all(methodNotAllowed(['GET']));
+    },
+  };
 }

@@ -1,36 +1,28 @@
 import { pipeline } from 'node:stream/promises';
-import type { Express, Response } from 'express';
+import type { Response } from 'express';
 import { principalOf } from '@herald/auth';
 import type { Pool } from '@herald/db';
-import { methodNotAllowed } from '@herald/errors';
-import type { Logger } from '@herald/http';
-import type { ApiPolicy } from '@herald/policy';
+import type { Logger, RouteHandlers } from '@herald/http';
 import { eraseContact } from '../domain/erasure.js';
-import { exportContact, type ContactDataServices, type ContactRef } from '../domain/export.js';
+import type { ContactDataServices } from '../clients/contact-data-services.js';
+import { exportContact, type ContactRef } from '../domain/export.js';
+import type { manifest } from '../service.js';
 
-/** GDPR export and erasure (spec 4.3, decisions H), by service id and by externalId. */
-export function mountExportEraseRoutes(
-  app: Express,
-  options: {
-    pool: Pool;
-    policy: ApiPolicy;
-    logger: Logger;
-    serviceToken: string;
-    /** Base URLs of the services holding data about Contacts; default none. */
-    contactDataServiceUrls?: readonly string[] | undefined;
-  },
-): void {
+type Handlers = RouteHandlers<typeof manifest.routes>;
+
+/** GDPR export and erasure (docs/api-reference.md#export-and-erasure), by service id and by externalId. */
+export function exportEraseHandlers(options: {
+  pool: Pool;
+  logger: Logger;
+  serviceToken: string;
+  /** Base URLs of the services holding data about Contacts; default none. */
+  contactDataServiceUrls?: readonly string[] | undefined;
+}): Pick<Handlers, 'exportContactById' | 'eraseContactById' | 'exportContact' | 'eraseContact'> {
   const contactDataServices: ContactDataServices = {
     baseUrls: options.contactDataServiceUrls ?? [],
     serviceToken: options.serviceToken,
   };
   const deps = { pool: options.pool, contactDataServices };
-  const exportScope = options.policy.guard({ scope: 'contacts:export' });
-  // Erasure keeps working while the subscription is suspended (spec 3, decisions G.3).
-  const eraseScope = options.policy.guard({
-    scope: 'contacts:erase',
-    allowedWhileSuspended: true,
-  });
 
   async function sendExport(res: Response, ref: ContactRef): Promise<void> {
     const { contactId, stream } = await exportContact(deps, principalOf(res).tenantId, ref);
@@ -61,21 +53,10 @@ export function mountExportEraseRoutes(
     res.status(204).end();
   }
 
-  // The by-id routes first: `by-id` is a literal segment.
-  app
-    .route('/v1/contacts/by-id/:id/export')
-    .get(exportScope, (req, res) => sendExport(res, { id: req.params.id }))
-    .all(methodNotAllowed(['GET']));
-  app
-    .route('/v1/contacts/by-id/:id/erase')
-    .post(eraseScope, (req, res) => erase(res, { id: req.params.id }))
-    .all(methodNotAllowed(['POST']));
-  app
-    .route('/v1/contacts/:externalId/export')
-    .get(exportScope, (req, res) => sendExport(res, { externalId: req.params.externalId }))
-    .all(methodNotAllowed(['GET']));
-  app
-    .route('/v1/contacts/:externalId/erase')
-    .post(eraseScope, (req, res) => erase(res, { externalId: req.params.externalId }))
-    .all(methodNotAllowed(['POST']));
+  return {
+    exportContactById: (req, res) => sendExport(res, { id: req.params.id }),
+    eraseContactById: (req, res) => erase(res, { id: req.params.id }),
+    exportContact: (req, res) => sendExport(res, { externalId: req.params.externalId }),
+    eraseContact: (req, res) => erase(res, { externalId: req.params.externalId }),
+  };
 }

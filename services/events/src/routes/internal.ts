@@ -2,33 +2,29 @@ import { pipeline } from 'node:stream/promises';
 import type { Express } from 'express';
 import { requireServiceToken } from '@herald/auth';
 import type { Pool } from '@herald/db';
-import { errors, methodNotAllowed } from '@herald/errors';
-import type { Logger } from '@herald/http';
+import { mountRoutes, uuidParam, type Logger, type RouteHandlers } from '@herald/http';
 import { eraseContactEvents } from '../domain/erasure.js';
 import { exportContactEvents } from '../domain/export.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { manifest } from '../service.js';
 
 /** The path's Tenant and Contact ids; anything that is not a uuid names nothing (404). */
 function contactPath(params: Record<string, string>): { tenantId: string; contactId: string } {
-  const { tenantId = '', contactId = '' } = params;
-  if (!UUID.test(tenantId) || !UUID.test(contactId)) throw errors.notFound('no such contact');
-  return { tenantId: tenantId.toLowerCase(), contactId: contactId.toLowerCase() };
+  return {
+    tenantId: uuidParam(params.tenantId, 'no such contact'),
+    contactId: uuidParam(params.contactId, 'no such contact'),
+  };
 }
 
 /**
  * The routes the contacts service calls for a Contact's GDPR export and erasure (docs/contacts.md,
- * decisions H), with the service token; never routed by the public ingress.
+ * docs/api-reference.md#export-and-erasure), with the service token; never routed by the public ingress.
  */
-export function mountInternalRoutes(
-  app: Express,
-  deps: { pool: Pool; serviceToken: string; logger: Logger },
-): void {
-  app.use('/internal', requireServiceToken(deps.serviceToken));
-
-  app
-    .route('/internal/v1/tenants/:tenantId/contacts/:contactId/export')
-    .get(async (req, res) => {
+export function internalHandlers(deps: {
+  pool: Pool;
+  logger: Logger;
+}): Pick<RouteHandlers<typeof manifest.routes>, 'exportContactEvents' | 'eraseContactEvents'> {
+  return {
+    exportContactEvents: async (req, res) => {
       const { tenantId, contactId } = contactPath(req.params);
       const lines = await exportContactEvents(deps.pool, tenantId, contactId);
       res.status(200).type('application/x-ndjson').set('Cache-Control', 'no-store');
@@ -45,15 +41,28 @@ export function mountInternalRoutes(
           );
         }
       }
-    })
-    .all(methodNotAllowed(['GET']));
-
-  app
-    .route('/internal/v1/tenants/:tenantId/contacts/:contactId/erase')
-    .post(async (req, res) => {
+    },
+    eraseContactEvents: async (req, res) => {
       const { tenantId, contactId } = contactPath(req.params);
       await eraseContactEvents(deps.pool, tenantId, contactId);
       res.status(204).end();
-    })
-    .all(methodNotAllowed(['POST']));
+    },
+  };
+}
+
+/** The internal routes alone, as the app mounts them (for tests of the contacts side). */
+export function mountInternalRoutes(
+  app: Express,
+  deps: { pool: Pool; serviceToken: string; logger: Logger },
+): void {
+  const { exportContactEvents: exportRoute, eraseContactEvents: eraseRoute } = manifest.routes;
+  mountRoutes(
+    app,
+    {
+      routes: { exportContactEvents: exportRoute, eraseContactEvents: eraseRoute },
+      prefixes: manifest.prefixes,
+    },
+    internalHandlers(deps),
+    { service: requireServiceToken(deps.serviceToken) },
+  );
 }

@@ -1,0 +1,177 @@
+import type { Express, Request, RequestHandler, Response } from 'express';
+import type { RouteParameters } from 'express-serve-static-core';
+import { methodNotAllowed } from '@herald/errors';
+import { jsonBody } from './body.js';
+import { publicCors } from './cors.js';
+import {
+  operationsOf,
+  type RouteAccess,
+  type RouteSpec,
+  type RouteTable,
+  type ServiceManifest,
+} from './manifest.js';
+import { buildOpenApi } from './openapi.js';
+
+/** A route's handler; its `req.params` are the path's parameters. */
+export type RouteHandler<Path extends string = string> = (
+  req: Request<RouteParameters<Path>>,
+  res: Response,
+) => unknown;
+
+/** One handler per route id of the table, no more, no less. */
+export type RouteHandlers<R extends RouteTable> = { [K in keyof R]: RouteHandler<R[K]['path']> };
+
+/** The middlewares that enforce each kind of access; only those the routes need are required. */
+export interface RouteGuards {
+  bearer?: (scope: string, options: { allowedWhileSuspended: boolean }) => RequestHandler;
+  admin?: RequestHandler;
+  service?: RequestHandler;
+}
+
+const under = (prefix: string, path: string) => path === prefix || path.startsWith(`${prefix}/`);
+
+/**
+ * Mounts a service's routes from its manifest: the prefix middlewares first, then each path once,
+ * in declaration order, with per method the access guard, the JSON body rules when the route
+ * takes a body, and the handler; then a 405 naming every method declared for the path. A public
+ * path answers that 405 without a token; an operator path guarded per route asks for the admin
+ * token first, as its routes do.
+ */
+export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
+  app: Express,
+  service: Pick<ServiceManifest<R>, 'routes' | 'prefixes'>,
+  handlers: H & Record<Exclude<keyof H, keyof R>, never>,
+  guards: RouteGuards,
+): void {
+  const routes = Object.entries(service.routes);
+  const prefixes = (service.prefixes ?? []).filter((rule) =>
+    routes.some(([, route]) => under(rule.prefix, route.path)),
+  );
+
+  const bearerGuards = new Map<string, RequestHandler>();
+  function guardOf(access: RouteAccess, route: RouteSpec): RequestHandler | undefined {
+    const missing = () =>
+      new Error(
+        `${route.method} ${route.path} needs the ${access.kind} guard, which was not given`,
+      );
+    switch (access.kind) {
+      case 'bearer': {
+        if (!guards.bearer) throw missing();
+        const allowedWhileSuspended = route.allowedWhileSuspended === true;
+        const key = `${access.scope} ${allowedWhileSuspended}`;
+        let guard = bearerGuards.get(key);
+        if (!guard) {
+          guard = guards.bearer(access.scope, { allowedWhileSuspended });
+          bearerGuards.set(key, guard);
+        }
+        return guard;
+      }
+      case 'admin':
+      case 'service': {
+        if (prefixes.some((p) => p.access === access.kind && under(p.prefix, route.path))) {
+          return undefined;
+        }
+        const guard = guards[access.kind];
+        if (!guard) throw missing();
+        return guard;
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  for (const rule of prefixes) {
+    if (rule.cors) {
+      const methods = routes
+        .filter(([, route]) => under(rule.prefix, route.path))
+        .map(([, route]) => route.method.toUpperCase());
+      app.use(rule.prefix, publicCors([...new Set(methods)]));
+    }
+    if (rule.access) {
+      const guard = guards[rule.access];
+      if (!guard) throw new Error(`the prefix ${rule.prefix} needs the ${rule.access} guard`);
+      app.use(rule.prefix, guard);
+    }
+  }
+
+  const byPath = new Map<string, [string, RouteSpec][]>();
+  for (const entry of routes) {
+    const list = byPath.get(entry[1].path) ?? [];
+    list.push(entry);
+    byPath.set(entry[1].path, list);
+  }
+  for (const [path, entries] of byPath) {
+    const route = app.route(path);
+    const seen = new Set<string>();
+    let operatorGuard: RequestHandler | undefined;
+    for (const [id, spec] of entries) {
+      if (seen.has(spec.method)) throw new Error(`${spec.method} ${path} is declared twice`);
+      seen.add(spec.method);
+      const handler = (handlers as Record<string, RouteHandler>)[id];
+      if (!handler) throw new Error(`no handler for the route ${id}`);
+      const guard = guardOf(spec.access, spec);
+      if (guard && spec.access.kind !== 'bearer') operatorGuard = guard;
+      route[spec.method](
+        ...(guard ? [guard] : []),
+        ...(spec.requestBody ? jsonBody() : []),
+        handler as RequestHandler,
+      );
+    }
+    if (entries.some(([, spec]) => spec.methodNotAllowed === false)) continue;
+    route.all(
+      ...(operatorGuard ? [operatorGuard] : []),
+      methodNotAllowed(entries.map(([, spec]) => spec.method.toUpperCase())),
+    );
+  }
+}
+
+/**
+ * The routes an app has mounted, as `METHOD /path` (Express paths), read from its router: for
+ * tests that every mounted route is declared, so documented or deliberately internal.
+ */
+function mountedRoutes(app: Express): string[] {
+  const router = (app as unknown as { router: { stack: { route?: unknown }[] } }).router;
+  return router.stack.flatMap((layer) => {
+    const route = layer.route as { path: string; methods: Record<string, boolean> } | undefined;
+    if (!route) return [];
+    return Object.keys(route.methods)
+      .filter((m) => m !== '_all')
+      .map((m) => `${m.toUpperCase()} ${route.path}`);
+  });
+}
+
+/**
+ * What a service's app must mount: the operations of its OpenAPI document plus its internal
+ * routes, as `METHOD /path`. The document is passed in (not rebuilt from the manifest here), so
+ * a test compares the mounted router with what is really documented.
+ */
+function expectedRoutes(
+  document: { paths?: Record<string, Record<string, unknown>> },
+  routes: RouteTable,
+): string[] {
+  const documented = Object.entries(document.paths ?? {}).flatMap(([path, methods]) =>
+    Object.keys(methods).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`),
+  );
+  const internal = Object.values(routes)
+    .filter((r) => r.audience === 'internal')
+    .map((r) => `${r.method.toUpperCase()} ${r.path}`);
+  return [...documented, ...internal];
+}
+
+/**
+ * A service's mounted routes (health routes aside) beside the ones it must mount, both sorted:
+ * equal when the router and the OpenAPI document built from the same table agree, so a route
+ * cannot be served undocumented or documented unserved.
+ */
+export function routeTableAgreement(
+  app: Express,
+  routes: RouteTable,
+): { mounted: string[]; expected: string[] } {
+  const document = buildOpenApi({ title: 'route table', version: '0' }, operationsOf(routes));
+  return {
+    mounted: mountedRoutes(app)
+      .filter((r) => !/^GET \/(healthz|readyz)$/.test(r))
+      .sort(),
+    expected: expectedRoutes(document, routes).sort(),
+  };
+}

@@ -1,0 +1,150 @@
+// The auth service, declared once: its process and its routes. `npm run generate` derives the
+// OpenAPI document, the local stack's registry, the chart's process list and the compose
+// ingress from it; the app mounts its routes from it. Light on purpose: scripts import it.
+import { defineService, errorSchemas } from '@herald/http';
+import {
+  apiKeyResponse,
+  createApiKeyBody,
+  createTenantBody,
+  tenantResponse,
+  tokenResponse,
+} from './schemas.js';
+
+const { standardError } = errorSchemas;
+const unauthorizedAdmin = { description: 'missing or wrong admin token', schema: standardError };
+const tenantId = { tenantId: { description: 'the Tenant id' } };
+
+export const manifest = defineService({
+  name: 'auth',
+  processes: [
+    {
+      name: 'auth',
+      entry: 'dist/index.js',
+      port: 18081,
+      database: 'herald_auth',
+      migrate: 'dist/migrate.js',
+      nodeArgs: ['--import', '@herald/telemetry/register'],
+      secrets: ['ADMIN_TOKEN', 'SERVICE_TOKEN', 'AUTH_SIGNING_KEYS'],
+      settings: [
+        'HOST',
+        'PORT',
+        'LOG_LEVEL',
+        'SHUTDOWN_TIMEOUT_MS',
+        'DATABASE_URL',
+        'DATABASE_POOL_MAX',
+        'AUTH_ISSUER',
+        'AUTH_AUDIENCE',
+        'HASH_CONCURRENCY',
+        'HASH_QUEUE',
+        'REDIS_URL',
+        'REDIS_CLUSTER_NODES',
+        'EXCHANGE_GUARD_CLIENT_BURST',
+        'EXCHANGE_GUARD_CLIENT_REFILL_PER_MINUTE',
+        'EXCHANGE_GUARD_ADDRESS_BURST',
+        'EXCHANGE_GUARD_ADDRESS_REFILL_PER_MINUTE',
+      ],
+      calls: {},
+      ingress: [
+        { exact: '/v1/token' },
+        {
+          regex: '^/admin/v1/tenants(/[^/]+/api-keys(/.*)?)?/?$',
+          note: 'tenant create, API key create, API key revoke',
+        },
+      ],
+    },
+  ],
+  routes: {
+    // Every service verifies tokens with these keys; only Herald's services fetch them.
+    jwks: {
+      method: 'get',
+      path: '/.well-known/jwks.json',
+      audience: 'internal',
+      access: { kind: 'none' },
+      summary: 'The public keys access tokens are signed with (JWKS)',
+      methodNotAllowed: false,
+    },
+    exchangeToken: {
+      method: 'post',
+      path: '/v1/token',
+      audience: 'public',
+      access: { kind: 'basic' },
+      summary: 'Exchange an API key for an access token',
+      responses: {
+        200: { description: 'an access token, valid 900 seconds', schema: tokenResponse },
+        401: {
+          description: 'invalid_client: wrong ClientID or secret, or revoked key',
+          schema: standardError,
+        },
+        429: {
+          description:
+            'rate_limited: too many failed exchanges for this ClientID or from this address; Retry-After says when to try again',
+          schema: standardError,
+        },
+      },
+    },
+    createTenant: {
+      method: 'post',
+      path: '/admin/v1/tenants',
+      audience: 'operator',
+      access: { kind: 'admin' },
+      summary: 'Create a Tenant',
+      requestBody: createTenantBody,
+      responses: {
+        201: { description: 'created', schema: tenantResponse },
+        400: { description: 'validation_error', schema: standardError },
+        401: unauthorizedAdmin,
+      },
+    },
+    createApiKey: {
+      method: 'post',
+      path: '/admin/v1/tenants/:tenantId/api-keys',
+      audience: 'operator',
+      access: { kind: 'admin' },
+      summary: 'Create an API key (secret or publishable)',
+      pathParameters: tenantId,
+      requestBody: createApiKeyBody,
+      responses: {
+        201: { description: 'created; a secret is shown only here', schema: apiKeyResponse },
+        400: { description: 'validation_error', schema: standardError },
+        401: unauthorizedAdmin,
+        404: { description: 'no such Tenant', schema: standardError },
+      },
+    },
+    revokeApiKey: {
+      method: 'post',
+      path: '/admin/v1/tenants/:tenantId/api-keys/:clientId/revoke',
+      audience: 'operator',
+      access: { kind: 'admin' },
+      summary: 'Revoke an API key',
+      pathParameters: { ...tenantId, clientId: { description: 'the key ClientID' } },
+      responses: {
+        204: { description: 'revoked (again: still 204)' },
+        401: unauthorizedAdmin,
+        404: { description: 'no such key in this Tenant', schema: standardError },
+      },
+    },
+    tenantExists: {
+      method: 'get',
+      path: '/internal/v1/tenants/:tenantId',
+      audience: 'internal',
+      access: { kind: 'service' },
+      summary: 'Whether a Tenant exists (404 when not)',
+      methodNotAllowed: false,
+    },
+    revokedKeys: {
+      method: 'get',
+      path: '/internal/v1/revoked-keys',
+      audience: 'internal',
+      access: { kind: 'service' },
+      summary: 'The ClientIDs of keys revoked while their tokens could still be unexpired',
+      methodNotAllowed: false,
+    },
+  },
+  prefixes: [
+    // Browser code exchanges publishable keys here: CORS on every answer.
+    { prefix: '/v1/token', cors: true },
+    // Every path under it asks for the admin token first, unknown ones included.
+    { prefix: '/admin/v1', access: 'admin' },
+    { prefix: '/internal', access: 'service' },
+  ],
+});

@@ -1,0 +1,93 @@
+// The billing service, declared once: its process and its routes. `npm run generate` derives
+// the OpenAPI document, the local stack's registry, the chart's process list and the compose
+// ingress from it; the app mounts its routes from it. Light on purpose: scripts import it.
+import { defineService, errorSchemas, type RouteSpec } from '@herald/http';
+import { TOPICS } from '@herald/messages';
+import { subscriptionStatusResponse } from './schemas.js';
+
+const error = (description: string) => ({ description, schema: errorSchemas.standardError });
+
+/** The operator API's billing rows all answer the status, or the same errors. */
+const billingRoute = {
+  audience: 'operator',
+  access: { kind: 'admin' },
+  pathParameters: { tenantId: { description: 'the Tenant id' } },
+} as const satisfies Partial<RouteSpec>;
+const billingResponses = (success: string) => ({
+  200: { description: success, schema: subscriptionStatusResponse },
+  401: error('missing or wrong admin token'),
+  404: error('no such Tenant'),
+  503: error('service_unavailable: the database or the auth service is unreachable'),
+});
+
+export const manifest = defineService({
+  name: 'billing',
+  processes: [
+    {
+      // Subscription state: PostgreSQL, mirrored to Redis for every service's write check; its
+      // outbox relay runs inside it.
+      name: 'billing',
+      entry: 'dist/index.js',
+      port: 18084,
+      database: 'herald_billing',
+      migrate: 'dist/migrate.js',
+      nodeArgs: ['--import', '@herald/telemetry/register'],
+      topics: {
+        creates: [TOPICS.subscriptionsChanged],
+        produces: [TOPICS.subscriptionsChanged],
+      },
+      secrets: ['ADMIN_TOKEN', 'SERVICE_TOKEN'],
+      settings: [
+        'HOST',
+        'PORT',
+        'LOG_LEVEL',
+        'SHUTDOWN_TIMEOUT_MS',
+        'DATABASE_URL',
+        'KAFKA_BROKERS',
+        'DATABASE_POOL_MAX',
+        'REDIS_URL',
+        'REDIS_CLUSTER_NODES',
+        'SERVICE_URL_AUTH',
+        'BILLING_SUSPEND_AFTER_FAILURES',
+      ],
+      calls: { auth: 'whether a Tenant exists' },
+      ingress: [{ regex: '^/admin/v1/tenants/[^/]+/billing(/.*)?$' }],
+    },
+  ],
+  // The POSTs take no body; one sent anyway is ignored, as the key revoke route does.
+  routes: {
+    subscription: {
+      ...billingRoute,
+      method: 'get',
+      path: '/admin/v1/tenants/:tenantId/billing',
+      summary: "A Tenant's subscription state and consecutive failed payments",
+      responses: billingResponses('the subscription'),
+    },
+    recordPaymentFailure: {
+      ...billingRoute,
+      method: 'post',
+      path: '/admin/v1/tenants/:tenantId/billing/payment-failures',
+      summary:
+        'Record a failed payment (no body); enough in a row (3 by default) suspend the Tenant, whose writes then answer 402',
+      responses: billingResponses('the subscription after the failure'),
+    },
+    recordPaymentDetails: {
+      ...billingRoute,
+      method: 'post',
+      path: '/admin/v1/tenants/:tenantId/billing/payment-details',
+      summary:
+        'Record updated payment details (no body): the Tenant is active again, failures reset',
+      responses: billingResponses('active, no failures'),
+    },
+    // The other services ask here when their Redis copy is missing.
+    subscriptionSnapshot: {
+      method: 'get',
+      path: '/internal/v1/tenants/:tenantId/subscription',
+      audience: 'internal',
+      access: { kind: 'service' },
+      summary: "A Tenant's subscription with its version, refreshed into the mirror",
+      pathParameters: { tenantId: { description: 'the Tenant id' } },
+    },
+  },
+  prefixes: [{ prefix: '/internal', access: 'service' }],
+});

@@ -1,0 +1,199 @@
+// The contacts service, declared once: its process and its routes. `npm run generate` derives
+// the OpenAPI document, the local stack's registry, the chart's process list and the compose
+// ingress from it; the app mounts its routes from it. Light on purpose: scripts import it.
+import { z } from 'zod';
+import { defineService, errorSchemas, type RouteSpec } from '@herald/http';
+import { resolveIdentitiesRequest as resolveIdentitiesBody } from '@herald/internal-api';
+import { TOPICS } from '@herald/messages';
+import { contactResponse, contactWriteBody, externalId, organizationBody } from './schemas.js';
+
+const { standardError } = errorSchemas;
+const error = (description: string) => ({ description, schema: standardError });
+const byExternalId = {
+  externalId: { description: "the caller's id, percent-encoded (`/` as %2F)", schema: externalId },
+};
+const byId = { id: { description: 'the Contact id assigned by Herald', schema: z.uuid() } };
+const common = {
+  401: error('unauthenticated: missing, malformed or expired token'),
+  403: error('insufficient_scope'),
+};
+
+const organizationResponse = z.object({
+  externalId: z.string(),
+  name: z.string().nullable(),
+  createdAt: z.iso.datetime(),
+});
+
+const read = {
+  method: 'get',
+  audience: 'public',
+  access: { kind: 'bearer', scope: 'contacts:read' },
+  summary: 'Read a Contact',
+  responses: {
+    200: { description: 'the Contact', schema: contactResponse },
+    ...common,
+    404: error('not_found'),
+  },
+} as const satisfies Omit<RouteSpec, 'path'>;
+
+const exportContact = {
+  method: 'get',
+  audience: 'public',
+  access: { kind: 'bearer', scope: 'contacts:export' },
+  summary: 'Export everything held about a Contact (GDPR access), as JSON Lines',
+  responses: {
+    200: {
+      description:
+        'line 1 `{"type":"contact","data":{…}}`, then one `{"type":"event","data":{…}}` per Event',
+      schema: z.string(),
+      contentType: 'application/x-ndjson',
+    },
+    ...common,
+    404: error('not_found'),
+    503: error("service_unavailable: a service holding the Contact's data is unreachable"),
+  },
+} as const satisfies Omit<RouteSpec, 'path'>;
+
+// Erasure keeps working while the subscription is suspended.
+const erase = {
+  method: 'post',
+  audience: 'public',
+  access: { kind: 'bearer', scope: 'contacts:erase' },
+  allowedWhileSuspended: true,
+  summary: 'Erase a Contact and everything about it (GDPR erasure), permanently',
+  responses: {
+    204: { description: 'erased (by id: again 204 on retry)' },
+    ...common,
+    404: error('not_found'),
+  },
+} as const satisfies Omit<RouteSpec, 'path'>;
+
+export const manifest = defineService({
+  name: 'contacts',
+  processes: [
+    {
+      name: 'contacts',
+      entry: 'dist/index.js',
+      port: 18082,
+      database: 'herald_contacts',
+      migrate: 'dist/migrate.js',
+      nodeArgs: ['--import', '@herald/telemetry/register'],
+      // its outbox relay runs inside it
+      topics: {
+        creates: [TOPICS.contactsChanged, TOPICS.contactsErased],
+        produces: [TOPICS.contactsChanged, TOPICS.contactsErased],
+      },
+      secrets: ['ADMIN_TOKEN', 'SERVICE_TOKEN'],
+      settings: [
+        'HOST',
+        'PORT',
+        'LOG_LEVEL',
+        'SHUTDOWN_TIMEOUT_MS',
+        'DATABASE_URL',
+        'DATABASE_POOL_MAX',
+        'KAFKA_BROKERS',
+        'AUTH_JWKS_URL',
+        'AUTH_ISSUER',
+        'AUTH_AUDIENCE',
+        'RATE_LIMIT_READ_REFILL_PER_SECOND',
+        'RATE_LIMIT_READ_BURST',
+        'RATE_LIMIT_WRITE_REFILL_PER_SECOND',
+        'RATE_LIMIT_WRITE_BURST',
+        'SERVICE_URL_AUTH',
+        'SERVICE_URL_BILLING',
+        'REDIS_URL',
+        'REDIS_CLUSTER_NODES',
+        'CONTACT_DATA_SERVICES',
+      ],
+      calls: {
+        auth: 'tenants, JWKS, revocations',
+        events: 'the internal export and erase',
+        billing: 'subscriptions',
+      },
+      ingress: [
+        { exact: '/v1/contacts' },
+        // externalIds may hold an encoded `/` (%2F), which nginx decodes before matching: a
+        // prefix, never a per-route pattern
+        { prefix: '/v1/contacts/' },
+        { regex: '^/admin/v1/tenants/[^/]+/organizations/?$' },
+      ],
+    },
+  ],
+  // The by-id routes come first: `by-id` is a literal segment where `:externalId` would match.
+  routes: {
+    getContactById: { ...read, path: '/v1/contacts/by-id/:id', pathParameters: byId },
+    upsertContactByEmail: {
+      method: 'post',
+      path: '/v1/contacts',
+      audience: 'public',
+      access: { kind: 'bearer', scope: 'contacts:write' },
+      summary: 'Upsert a Contact by email',
+      requestBody: contactWriteBody,
+      responses: {
+        200: { description: 'updated', schema: contactResponse },
+        201: { description: 'created (no externalId)', schema: contactResponse },
+        400: error('validation_error'),
+        ...common,
+      },
+    },
+    getContact: { ...read, path: '/v1/contacts/:externalId', pathParameters: byExternalId },
+    upsertContact: {
+      method: 'put',
+      path: '/v1/contacts/:externalId',
+      audience: 'public',
+      access: { kind: 'bearer', scope: 'contacts:write' },
+      summary: 'Upsert a Contact by your own id',
+      pathParameters: byExternalId,
+      requestBody: contactWriteBody,
+      responses: {
+        200: { description: 'updated', schema: contactResponse },
+        201: { description: 'created', schema: contactResponse },
+        400: error('validation_error'),
+        ...common,
+        409: error('conflict: the email belongs to another Contact'),
+      },
+    },
+    exportContactById: {
+      ...exportContact,
+      path: '/v1/contacts/by-id/:id/export',
+      pathParameters: byId,
+    },
+    eraseContactById: { ...erase, path: '/v1/contacts/by-id/:id/erase', pathParameters: byId },
+    exportContact: {
+      ...exportContact,
+      path: '/v1/contacts/:externalId/export',
+      pathParameters: byExternalId,
+    },
+    eraseContact: {
+      ...erase,
+      path: '/v1/contacts/:externalId/erase',
+      pathParameters: byExternalId,
+    },
+    createOrganization: {
+      method: 'post',
+      path: '/admin/v1/tenants/:tenantId/organizations',
+      audience: 'operator',
+      access: { kind: 'admin' },
+      summary: 'Create an organization',
+      pathParameters: { tenantId: { description: 'the Tenant id' } },
+      requestBody: organizationBody,
+      responses: {
+        201: { description: 'created', schema: organizationResponse },
+        400: error('validation_error'),
+        401: error('missing or wrong admin token'),
+        404: error('no such Tenant'),
+        409: error('conflict: an organization with this externalId exists'),
+      },
+    },
+    resolveIdentities: {
+      method: 'post',
+      path: '/internal/v1/identities/resolve',
+      audience: 'internal',
+      access: { kind: 'service' },
+      summary:
+        "Resolve the Contacts and organizations a batch of Events names (the events service's one call per request)",
+      requestBody: resolveIdentitiesBody,
+    },
+  },
+  prefixes: [{ prefix: '/internal', access: 'service' }],
+});

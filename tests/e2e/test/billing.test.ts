@@ -1,4 +1,4 @@
-// Billing through the ingress (decisions I, G): the operator routes, the operator CLI's
+// Billing through the ingress: the operator routes, the operator CLI's
 // `billing` commands, and the subscription messages the running service publishes to Kafka.
 // Needs `npm start` and a built CLI (`npm run build`).
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The Contact routes (spec 4.3, decisions A, B, E) through the ingress, exactly as a customer
+// The Contact routes (field rules, identity rules, errors) through the ingress, exactly as a customer
 // calls them: create a key, exchange it for a token, then upsert and read.
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from '@jest/globals';

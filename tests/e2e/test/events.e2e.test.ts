@@ -1,4 +1,4 @@
-// The Event routes (spec 4.4, 6, 7; decisions A, C, D.3, E, H) through the ingress, exactly as
+// The Event routes (validation, all or nothing, dedup, CORS, errors, export) through the ingress, exactly as
 // a customer calls them: create a key, exchange it for a token, upsert the Contact, record
 // Events about it. What was recorded is read back as a customer can: through the Contact's
 // export, the operator API's event-name catalog and the operator CLI; and, as Journeys read it,

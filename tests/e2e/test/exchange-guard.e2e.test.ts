@@ -1,4 +1,4 @@
-// decisions F.4 through the ingress, with the production settings (per ClientID: 10 failures,
+// The guard on failed token exchanges, through the ingress, with the production settings (per ClientID: 10 failures,
 // then one more every 6 s; per client address: 30, then one every 2 s). Each test speaks from a
 // loopback address of its own (127.x.y.z reaches the ingress on 127.0.0.1), which the ingress
 // passes on as the client address, so no other test's address is touched.

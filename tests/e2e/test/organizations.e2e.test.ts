@@ -1,4 +1,4 @@
-// Organizations through the operator API (decisions I) at the ingress, and the operator CLI's
+// Organizations through the operator API at the ingress, and the operator CLI's
 // `organizations create` against the running stack. The contacts service asks the auth service
 // whether the tenant exists. Needs a built CLI (`npm run build`).
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// spec 8, decisions F: two budgets per API key, through the ingress with the production
+// Rate limits: two budgets per API key, through the ingress with the production
 // settings (reads 100/s burst 200, writes 100/s burst 1,000). The bounds below come from the
 // clock of the test itself: at most burst + refill × elapsed requests can pass.
 import { describe, expect, it } from '@jest/globals';

@@ -1,4 +1,4 @@
-// decisions D.6: a revoked key can no longer exchange, and the tokens already issued for it stop
+// Revocation: a revoked key can no longer exchange, and the tokens already issued for it stop
 // working on every service within 5 seconds.
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';

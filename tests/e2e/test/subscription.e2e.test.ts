@@ -1,4 +1,4 @@
-// spec 3, decisions G: while a Tenant is suspended every route that changes something answers
+// Suspension: while a Tenant is suspended every route that changes something answers
 // 402 problem details, except both erase routes; reads, exports and the token exchange keep
 // working. The change holds on every service as soon as the operator call has answered, and
 // survives the loss of the Redis mirror.

@@ -1,4 +1,4 @@
-// Kafka stopped while Events are recorded (issue 4; decisions C.4): the API keeps answering 202,
+// Kafka stopped while Events are recorded: the API keeps answering 202 (Kafka is never in the way),
 // and when Kafka is back the events relay publishes every Event recorded meanwhile, at least
 // once, each Contact's in order. Stops and starts the stack's Kafka: run alone.
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The policies when Redis is lost (issue 5; decisions F, G): a flushed Redis forgets budgets and
+// The policies (rate budgets, suspension) when Redis is lost: a flushed Redis forgets budgets and
 // the subscription mirror, and PostgreSQL (through the billing service) still decides who is
 // suspended; a stopped Redis leaves requests served (budgets fail open) while suspension and
 // revocation keep holding. Stops and starts the stack's Redis: run alone.

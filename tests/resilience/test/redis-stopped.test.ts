@@ -1,4 +1,4 @@
-// Redis stopped while Events with dedupKeys are recorded (issue 4; decisions C.2, C.3): Redis is
+// Redis stopped while Events with dedupKeys are recorded: Redis is
 // dedup's fast path only, PostgreSQL keeps the authoritative claim in the request's transaction,
 // so every request is still answered 202 and each dedupKey is recorded exactly once. Stops and
 // starts the stack's Redis: run alone.

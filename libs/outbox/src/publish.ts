@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from '@herald/db';
+import { withTransaction, type Pool, type PoolClient } from '@herald/db';
 import type { Producer } from '@herald/kafka';
 import { SpanStatusCode, context, propagation, trace, type Attributes } from '@herald/telemetry';
 import { ROOT_CONTEXT, type Link } from '@opentelemetry/api';
@@ -54,19 +54,15 @@ export function createBatchPublisher(
   // a connected producer costs nothing.
   let producerReady = false;
 
+  // One transaction: the rows are deleted only when Kafka took them; any failure rolls back and
+  // leaves them for the next poll. Without the lock (another relay publishes) it ends at once.
   async function publishBatch(): Promise<PollResult> {
-    const client = await pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('begin');
+    const result = await withTransaction(pool, async (client) => {
       const lock = await client.query<{ locked: boolean }>(
         'select pg_try_advisory_xact_lock($1::bigint) as locked',
         [lockKey],
       );
-      if (lock.rows[0]?.locked !== true) {
-        await client.query('rollback');
-        return { published: 0, more: false };
-      }
+      if (lock.rows[0]?.locked !== true) return { published: 0, more: false };
       // No `for update`: the advisory lock already keeps other relays out, and row locks held
       // while Kafka is slow would make an erasure's deletePendingFor wait for Kafka.
       const { rows } = await client.query<OutboxRow>(
@@ -74,27 +70,16 @@ export function createBatchPublisher(
         [batchSize],
       );
       const batch = takeWithinBytes(rows, maxBatchBytes);
-      if (batch.length === 0) {
-        await client.query('commit');
-        return { published: 0, more: false };
-      }
+      if (batch.length === 0) return { published: 0, more: false };
       await send(batch);
       await deleteRows(client, batch);
-      await client.query('commit');
-      onPublished(batch.length);
       return {
         published: batch.length,
         more: rows.length === batchSize || batch.length < rows.length,
       };
-    } catch (err) {
-      await client.query('rollback').catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw err;
-    } finally {
-      // A connection whose rollback failed is destroyed rather than handed to the next caller.
-      client.release(broken);
-    }
+    });
+    if (result.published > 0) onPublished(result.published);
+    return result;
   }
 
   async function send(batch: readonly OutboxRow[]): Promise<void> {

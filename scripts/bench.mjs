@@ -6,59 +6,100 @@ import { UsageError, commandLine, positiveInteger } from './lib/args.mjs';
 import { dataDir, down, ingressUrl, up } from './stack/index.mjs';
 import { repoRoot } from './stack/config.mjs';
 import { adminToken } from './stack/secrets.mjs';
+import { chartSvg, renderPng } from './bench/chart.mjs';
 import * as events from './bench/events.mjs';
 import * as tokenExchange from './bench/token-exchange.mjs';
 
 const benchmarks = [tokenExchange, events];
 const names = benchmarks.map((b) => b.name);
 
-const USAGE = `Usage: npm run bench -- [${names.join('|')} ...] [--seconds N] [--concurrency N]
+const USAGE = `Usage: npm run bench -- [${names.join('|')} ...] [--seconds N] [--warmup N]
+                       [--connections N] [--only MEASUREMENT,...]
 
-Runs the named benchmarks (all by default) against the local stack, which it starts when needed.
-  --seconds N      length of each measurement (default 10)
-  --concurrency N  requests in flight (default 8)
-  -h, --help       this text`;
+Runs the named benchmarks (all by default) against the local stack, which it starts when needed,
+prints their tables and writes the figures to .herald/bench/results-<time>.json, with the events
+benchmark's chart beside them (results-<time>.png). Exits 1 when a run had errors.
+  --seconds N        length of each measurement (default 10)
+  --warmup N         unmeasured seconds before each events measurement (default 2)
+  --connections N    connections (events, wrk) or requests (token-exchange) in flight
+                     (default ${events.defaultConnections} for events, 8 for token-exchange)
+  --only LIST        run only these events measurements (comma-separated; implies events):
+                     ${events.measurementNames.join(', ')}
+  -h, --help         this text
+
+The events benchmark installs wrk (Debian's package, with apt-get) when it is missing.
+See docs/development.md, section Benchmarks, for what each figure means.`;
 
 const { values, positionals } = commandLine(USAGE, {
   options: {
     seconds: { type: 'string', default: '10' },
-    concurrency: { type: 'string', default: '8' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string' },
+    only: { type: 'string' },
   },
   allowPositionals: true,
   check({ values, positionals }) {
     positiveInteger('seconds', values.seconds);
-    positiveInteger('concurrency', values.concurrency);
+    positiveInteger('warmup', values.warmup);
+    if (values.connections !== undefined) positiveInteger('connections', values.connections);
     const unknown = positionals.filter((p) => !names.includes(p));
     if (unknown.length > 0) {
       throw new UsageError(
         `unknown benchmark ${unknown.join(', ')}; choose from: ${names.join(', ')}`,
       );
     }
+    if (values.only !== undefined) {
+      const wanted = values.only.split(',').filter(Boolean);
+      const bad = wanted.filter((m) => !events.measurementNames.includes(m));
+      if (wanted.length === 0 || bad.length > 0) {
+        throw new UsageError(
+          `unknown measurement ${bad.join(', ') || '(none given)'} in --only; choose from: ${events.measurementNames.join(', ')}`,
+        );
+      }
+      if (positionals.length > 0 && !positionals.includes(events.name)) {
+        throw new UsageError(`--only selects ${events.name} measurements; add ${events.name}`);
+      }
+    }
   },
 });
-const selected = positionals.length
-  ? benchmarks.filter((b) => positionals.includes(b.name))
-  : benchmarks;
+const only = values.only?.split(',').filter(Boolean);
+const wantedNames = positionals.length ? positionals : only ? [events.name] : names;
+const selected = benchmarks.filter((b) => wantedNames.includes(b.name));
 
 const { started } = await up({ quiet: true });
+let problems = 0;
 try {
-  const context = {
-    ingressUrl,
-    // ADMIN_TOKEN when set, else .herald/admin-token: what the stack just started with.
-    adminToken: adminToken(),
-    repoRoot,
-    seconds: Number(values.seconds),
-    concurrency: Number(values.concurrency),
-  };
-  console.log(
-    `node ${process.version}, ${new Date().toISOString()}, ${context.seconds} s per measurement`,
-  );
+  const seconds = Number(values.seconds);
+  console.log(`node ${process.version}, ${new Date().toISOString()}, ${seconds} s per measurement`);
+  const stamp = Date.now();
   const results = {};
-  for (const bench of selected) results[bench.name] = await bench.run(context);
-  const out = path.join(dataDir, 'bench', `results-${Date.now()}.json`);
+  for (const bench of selected) {
+    const connections = Number(values.connections ?? bench.defaultConnections ?? 8);
+    results[bench.name] = await bench.run({
+      ingressUrl,
+      // ADMIN_TOKEN when set, else .herald/admin-token: what the stack just started with.
+      adminToken: adminToken(),
+      repoRoot,
+      seconds,
+      warmup: Number(values.warmup),
+      connections,
+      concurrency: connections,
+      only,
+    });
+    problems += results[bench.name].problems?.length ?? 0;
+  }
+  const out = path.join(dataDir, 'bench', `results-${stamp}.json`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(results, null, 2));
   console.log(`\nraw figures: ${path.relative(process.cwd(), out)}`);
+  if (results[events.name]) {
+    const svg = chartSvg(events.chartData(results[events.name]));
+    const chart = out.replace(/\.json$/, '.png');
+    fs.writeFileSync(chart.replace(/\.png$/, '.svg'), svg);
+    fs.writeFileSync(chart, (await renderPng(svg)).png);
+    console.log(`chart: ${path.relative(process.cwd(), chart)}`);
+  }
 } finally {
   if (started.length > 0) await down({ only: started, quiet: true });
 }
+if (problems > 0) process.exitCode = 1;

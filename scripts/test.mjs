@@ -118,6 +118,7 @@ try {
       '--test',
       'loadtest/test/client.test.mjs',
       'scripts/lib/args.test.mjs',
+      'scripts/bench/chart.test.mjs',
       'scripts/generate/api-reference.test.mjs',
       'scripts/stack/secrets.test.mjs',
     ],

@@ -51,9 +51,9 @@ const REQUIREMENTS = {
   mvn: { find: () => which('mvn'), apt: 'maven' },
 };
 
-export function findBinaries() {
+export function findBinaries(requirements = REQUIREMENTS) {
   const found = {};
-  for (const [name, req] of Object.entries(REQUIREMENTS)) found[name] = req.find();
+  for (const [name, req] of Object.entries(requirements)) found[name] = req.find();
   return found;
 }
 
@@ -61,14 +61,18 @@ export function findBinaries() {
  * Returns the programs' paths, installing missing packages with apt-get when we are root. While
  * installing, a temporary /usr/sbin/policy-rc.d (exit 101) keeps Debian's maintainer scripts from
  * starting system-wide daemons on the default ports; it is removed afterwards only if we made it.
- * `needed` limits the check (the Maven download of Kafka's jars needs mvn only when it runs).
+ * `needed` limits the check (the Maven download of Kafka's jars needs mvn only when it runs);
+ * `requirements` replaces the stack's own list (the benchmark installs its load generator so).
  */
-export async function ensureSystemPackages({ needed = Object.keys(REQUIREMENTS) } = {}) {
-  let found = findBinaries();
+export async function ensureSystemPackages({
+  requirements = REQUIREMENTS,
+  needed = Object.keys(requirements),
+} = {}) {
+  let found = findBinaries(requirements);
   const missing = needed.filter((n) => !found[n]);
   if (missing.length === 0) return found;
 
-  const pkgs = [...new Set(missing.map((n) => REQUIREMENTS[n].apt))];
+  const pkgs = [...new Set(missing.map((n) => requirements[n].apt))];
   const command = `apt-get install -y --no-install-recommends ${pkgs.join(' ')}`;
   if (!isRoot || !which('apt-get')) {
     throw new StackError(
@@ -111,7 +115,7 @@ export async function ensureSystemPackages({ needed = Object.keys(REQUIREMENTS) 
     if (createdPolicy) fs.rmSync(policy, { force: true });
   }
 
-  found = findBinaries();
+  found = findBinaries(requirements);
   const still = needed.filter((n) => !found[n]);
   if (still.length) {
     throw new StackError('system-packages', `still missing after apt-get: ${still.join(', ')}`);

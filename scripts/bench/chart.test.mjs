@@ -1,0 +1,77 @@
+// The benchmark's chart from a fixed result: a PNG of the size chartSize() promises, with real
+// content (not one flat colour), and every measurement named in the SVG.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { chartSize, chartSvg, renderPng } from './chart.mjs';
+
+const row = (name, label, group, primary, p99, extra = {}) => ({
+  name,
+  label,
+  group,
+  primary,
+  p50: p99 / 3,
+  p99,
+  p99Target: null,
+  pass: null,
+  failed: 0,
+  ...extra,
+});
+
+const results = {
+  title: 'Herald events benchmark',
+  subtitle: 'fixed figures for the chart test',
+  measurements: [
+    row('floor-1', 'floor: INSERT, 1 row', 'floor', { unit: 'req/s', value: 9000 }, 4.1),
+    row(
+      'single-contact-id',
+      'single, by-contact-id',
+      'service',
+      { unit: 'req/s', value: 2400, target: 2000, floor: 9000, floorShare: 0.2 },
+      38,
+      { p99Target: 50, pass: true },
+    ),
+    row(
+      'array-100',
+      '100-Event arrays & <more>',
+      'service',
+      { unit: 'Events/s', value: 21000, target: 40000, floor: 60000, floorShare: 0.5 },
+      180,
+      { pass: false, failed: 12 },
+    ),
+    row('read', 'reads, GET contact', 'service', { unit: 'req/s', value: NaN }, NaN),
+  ],
+};
+
+test('the chart is a PNG of the expected size with content, naming every measurement', async () => {
+  const svg = chartSvg(results);
+  const escaped = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  for (const m of results.measurements) {
+    assert.ok(svg.includes(`>${escaped(m.label)}<`), `the SVG names ${m.label}`);
+  }
+
+  const { png, width, height, pixels } = await renderPng(svg);
+  const expected = chartSize(results.measurements.length);
+  assert.deepEqual({ width, height }, expected);
+  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  // IHDR: width and height, big-endian, at bytes 16 and 20.
+  assert.equal(png.readUInt32BE(16), expected.width);
+  assert.equal(png.readUInt32BE(20), expected.height);
+
+  const colours = new Set();
+  let notWhite = 0;
+  for (let i = 0; i < pixels.length; i += 4) {
+    const rgb = (pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2];
+    colours.add(rgb);
+    if (rgb !== 0xffffff) notWhite += 1;
+  }
+  assert.ok(colours.size > 20, `only ${colours.size} colours: a blank picture`);
+  const share = notWhite / (width * height);
+  assert.ok(
+    share > 0.02 && share < 0.9,
+    `${(share * 100).toFixed(1)}% of the pixels are not white`,
+  );
+  // The pass, fail and floor colours of the bars are all there.
+  for (const rgb of [0x2e9e4f, 0xd03b3b, 0x5b7fc7]) {
+    assert.ok(colours.has(rgb), `colour #${rgb.toString(16)} is drawn`);
+  }
+});

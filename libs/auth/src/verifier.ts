@@ -22,6 +22,10 @@ export interface TokenVerifierOptions {
   keySet?: JWTVerifyGetKey;
   /** Keys whose tokens are refused although validly signed (revoked keys). */
   revocations?: Pick<RevocationList, 'isRevoked'>;
+  /** How many verified tokens are remembered until they expire; default 10,000, 0 turns it off. */
+  cacheSize?: number;
+  /** The clock, in epoch milliseconds (tests move it); default `Date.now`. */
+  now?: () => number;
 }
 
 export interface TokenVerifier {
@@ -67,20 +71,75 @@ function isKeySetUnavailable(err: unknown): boolean {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+const DEFAULT_VERIFIED_TOKEN_CACHE_SIZE = 10_000;
+
+interface Verified {
+  principal: Principal;
+  /** `exp` in epoch milliseconds: the entry is never used at or after it. */
+  expiresAtMs: number;
+}
+
+/**
+ * Tokens that verified, by their exact text, most recently used last. A client sends the same
+ * token for up to 15 minutes, and checking its ES256 signature is most of what a request costs
+ * the guard. Only successes are kept, so a forged or altered token (a different string) always
+ * meets jose; the entry's life ends at `exp` itself, inside what jose accepts (`exp` plus the
+ * clock tolerance), so a cache hit never admits a token jose would refuse.
+ */
+function verifiedTokenCache(capacity: number) {
+  const entries = new Map<string, Verified>();
+  return {
+    get(token: string, nowMs: number): Principal | undefined {
+      const hit = entries.get(token);
+      if (!hit) return undefined;
+      entries.delete(token);
+      if (nowMs >= hit.expiresAtMs) return undefined;
+      entries.set(token, hit);
+      return hit.principal;
+    },
+    set(token: string, verified: Verified): void {
+      if (capacity <= 0) return;
+      if (entries.size >= capacity) {
+        // The least recently used: Map keeps insertion order and a hit re-inserts.
+        const oldest = entries.keys().next();
+        if (!oldest.done) entries.delete(oldest.value);
+      }
+      entries.set(token, verified);
+    },
+  };
+}
+
 /**
  * Verifies access tokens locally. The JWKS is fetched once and cached; an unknown `kid`
  * (a rotated signing key) triggers one refetch, at most every 5 seconds. No call per request.
+ * A token that verified is remembered until its `exp` (see `verifiedTokenCache`); whether its
+ * key is revoked is asked on every call.
  */
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   const keySet =
     options.keySet ??
     remoteKeySetWithFallback(options.jwksUrl, options.jwksCacheMaxAgeMs ?? 10 * 60_000);
+  const now = options.now ?? Date.now;
+  const cache = verifiedTokenCache(options.cacheSize ?? DEFAULT_VERIFIED_TOKEN_CACHE_SIZE);
+
+  /** Revocation is asked on every call, cached or not: a revoked key's tokens stop at once. */
+  function admit(principal: Principal): Principal {
+    if (options.revocations?.isRevoked(principal.clientId)) {
+      throw errors.unauthenticated('the API key of this access token was revoked');
+    }
+    return principal;
+  }
 
   return {
     async verify(token) {
+      const nowMs = now();
+      const cached = cache.get(token, nowMs);
+      if (cached) return admit(cached);
+
       let payload;
       try {
         ({ payload } = await jwtVerify(token, keySet, {
+          currentDate: new Date(nowMs),
           algorithms: [TOKEN_ALGORITHM],
           typ: TOKEN_TYPE,
           issuer: options.issuer,
@@ -111,16 +170,20 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       ) {
         throw errors.unauthenticated();
       }
-      if (options.revocations?.isRevoked(clientId)) {
-        throw errors.unauthenticated('the API key of this access token was revoked');
-      }
-      return {
+      // `exp` is required above, so jose has checked it is a number.
+      const expiresAtMs = (payload.exp ?? 0) * 1000;
+      // Shared by every request that presents this token: frozen so none can alter the others'.
+      const principal: Principal = Object.freeze({
         tenantId,
         clientId,
         scopes: new Set(scope.split(' ').filter(Boolean)),
         tokenId: payload.jti,
-        expiresAt: new Date((payload.exp ?? 0) * 1000),
-      };
+        expiresAt: new Date(expiresAtMs),
+      });
+      // Admitted (not revoked) before it is remembered; a refusal is never cached.
+      admit(principal);
+      if (nowMs < expiresAtMs) cache.set(token, { principal, expiresAtMs });
+      return principal;
     },
   };
 }

@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import express from 'express';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import {
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  SignJWT,
+  type CryptoKey,
+  type JWK,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { errorHandler } from '@herald/errors';
 import {
   assertScope,
@@ -170,6 +178,8 @@ describe('createTokenVerifier', () => {
     await new Promise((r) => setTimeout(r, 5_100)); // the refetch cooldown
     await expect(v.verify(await sign(rotated))).resolves.toMatchObject({ tenantId: TENANT });
     await expect(v.verify(oldToken)).resolves.toMatchObject({ tenantId: TENANT });
+    // A token of the old key that was never verified (so not cached) meets the refetched keys.
+    await expect(v.verify(await sign(published[1]!))).resolves.toMatchObject({ tenantId: TENANT });
   });
 
   it('when the JWKS cannot be reached, then 503 service_unavailable, not 401', async () => {
@@ -257,4 +267,141 @@ describe('authenticate and assertScope', () => {
       expect(res.wwwAuthenticate).toMatch(/^Bearer /);
     },
   );
+});
+
+describe('createTokenVerifier cache of verified tokens', () => {
+  /** The published keys, counting how often jose asks for one: once per real verification. */
+  function countingKeySet() {
+    const local = createLocalJWKSet({ keys: published.map((k) => k.jwk) });
+    const counter = {
+      calls: 0,
+      keySet: ((header, token) => {
+        counter.calls += 1;
+        return local(header, token);
+      }) as JWTVerifyGetKey,
+    };
+    return counter;
+  }
+
+  it('when a token is verified twice, then jose verifies it once and the same principal comes back', async () => {
+    const jose = countingKeySet();
+    const v = createTokenVerifier({ jwksUrl, issuer: ISSUER, audience: AUDIENCE, ...jose });
+    const token = await sign(published[0]!);
+    const first = await v.verify(token);
+    const second = await v.verify(token);
+    expect(jose.calls).toBe(1);
+    expect(second).toBe(first);
+    expect(Object.isFrozen(second)).toBe(true);
+  });
+
+  it('when the key of a cached token is revoked, then the next verification refuses it', async () => {
+    const revoked = new Set<string>();
+    const jose = countingKeySet();
+    const v = createTokenVerifier({
+      jwksUrl,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      revocations: { isRevoked: (clientId) => revoked.has(clientId) },
+      ...jose,
+    });
+    const token = await sign(published[0]!);
+    await expect(v.verify(token)).resolves.toMatchObject({ clientId: 'ck_test' });
+    revoked.add('ck_test');
+    await expect(v.verify(token)).rejects.toMatchObject({
+      status: 401,
+      code: 'unauthenticated',
+      message: 'the API key of this access token was revoked',
+    });
+    expect(jose.calls).toBe(1);
+  });
+
+  it('when a cached token reaches its exp, then the cache no longer answers and jose decides with its clock tolerance', async () => {
+    let now = Date.now();
+    const exp = Math.floor(now / 1000) + 60;
+    const jose = countingKeySet();
+    const v = createTokenVerifier({
+      jwksUrl,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      clockToleranceSeconds: 5,
+      now: () => now,
+      ...jose,
+    });
+    const token = await sign(published[0]!, { exp });
+    await v.verify(token);
+    now = exp * 1000 - 1;
+    await v.verify(token);
+    expect(jose.calls).toBe(1);
+    // At exp the entry is no longer used: jose verifies again (and, within its tolerance, accepts).
+    now = exp * 1000;
+    await expect(v.verify(token)).resolves.toMatchObject({ clientId: 'ck_test' });
+    expect(jose.calls).toBe(2);
+    now = (exp + 5) * 1000;
+    await expect(v.verify(token)).rejects.toMatchObject({
+      status: 401,
+      code: 'unauthenticated',
+      message: 'access token expired',
+    });
+    expect(jose.calls).toBe(3);
+  });
+
+  it('when a token fails verification, then it is not remembered: every attempt meets jose', async () => {
+    const jose = countingKeySet();
+    const v = createTokenVerifier({ jwksUrl, issuer: ISSUER, audience: AUDIENCE, ...jose });
+    const forged = await sign(await makeKey(published[0]!.kid));
+    for (let i = 0; i < 3; i += 1) {
+      await expect(v.verify(forged)).rejects.toMatchObject({ status: 401 });
+    }
+    expect(jose.calls).toBe(3);
+    // Revoked at its first verification: not cached as valid either.
+    const revokedOnce = createTokenVerifier({
+      jwksUrl,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      revocations: { isRevoked: () => true },
+      ...jose,
+    });
+    const token = await sign(published[0]!);
+    await expect(revokedOnce.verify(token)).rejects.toMatchObject({ status: 401 });
+    await expect(revokedOnce.verify(token)).rejects.toMatchObject({ status: 401 });
+    expect(jose.calls).toBe(5);
+  });
+
+  it('when more tokens verify than the cache holds, then the least recently used is forgotten', async () => {
+    const jose = countingKeySet();
+    const v = createTokenVerifier({
+      jwksUrl,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      cacheSize: 2,
+      ...jose,
+    });
+    const [a, b, c] = await Promise.all([1, 2, 3].map(() => sign(published[0]!)));
+    await v.verify(a!);
+    await v.verify(b!);
+    await v.verify(a!); // a is now the most recently used
+    expect(jose.calls).toBe(2);
+    await v.verify(c!); // evicts b
+    expect(jose.calls).toBe(3);
+    await v.verify(a!);
+    await v.verify(c!);
+    expect(jose.calls).toBe(3);
+    await v.verify(b!);
+    expect(jose.calls).toBe(4);
+  });
+
+  it('when the cache is turned off, then every verification meets jose', async () => {
+    const jose = countingKeySet();
+    const v = createTokenVerifier({
+      jwksUrl,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      cacheSize: 0,
+      ...jose,
+    });
+    const token = await sign(published[0]!);
+    await v.verify(token);
+    await v.verify(token);
+    expect(jose.calls).toBe(2);
+  });
 });

@@ -32,6 +32,7 @@ async function start(readiness: Record<string, () => Promise<unknown>> = {}) {
   const app = createHttpApp({
     logger,
     readiness,
+    requestLog: { slowInternalMs: 200 },
     routes: (app) => {
       app.post('/echo', ...jsonBody(), (req, res) => {
         res.json({ got: req.body as unknown });
@@ -39,6 +40,11 @@ async function start(readiness: Record<string, () => Promise<unknown>> = {}) {
       app.get('/slow', async (_req, res) => {
         await new Promise((r) => setTimeout(r, 300));
         res.json({ done: true });
+      });
+      app.post('/internal/v1/things/:id', ...jsonBody(), async (req, res) => {
+        const { wait, status } = req.body as { wait?: number; status?: number };
+        if (wait) await new Promise((r) => setTimeout(r, wait));
+        res.status(status ?? 200).json({ id: req.params.id });
       });
       app.use('/public', publicCors(['POST']));
       app.post('/public', () => {
@@ -73,6 +79,59 @@ describe('createHttpApp', () => {
     expect(entry.res.statusCode).toBe(200);
     expect(entry.route).toBe('/echo');
     expect(JSON.stringify(entry)).not.toContain('someone@example.com');
+  });
+
+  it('when a request is served, then the log line has the route pattern, status, response time and message', async () => {
+    const url = await start();
+    await fetch(`${url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'fields' },
+      body: '{}',
+    });
+    await fetch(`${url}/nowhere/someone@example.com`, { headers: { 'x-request-id': 'unknown' } });
+    await new Promise((r) => setTimeout(r, 20));
+    const entries = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const served = entries.find((l) => (l.req as { id?: string } | undefined)?.id === 'fields');
+    expect(served).toMatchObject({
+      req: { id: 'fields', method: 'POST' },
+      route: '/echo',
+      res: { statusCode: 200 },
+      msg: 'POST 200',
+    });
+    expect(typeof served?.responseTime).toBe('number');
+    const unknown = entries.find((l) => (l.req as { id?: string } | undefined)?.id === 'unknown');
+    expect(unknown).toMatchObject({ res: { statusCode: 404 }, msg: 'GET 404' });
+    expect(unknown).not.toHaveProperty('route');
+    expect(JSON.stringify(unknown)).not.toContain('someone@example.com');
+  });
+
+  it('when health probes are answered, then they are not logged', async () => {
+    const url = await start();
+    await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'probe-1' } });
+    await fetch(`${url}/readyz`, { headers: { 'x-request-id': 'probe-2' } });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(lines.join('')).not.toContain('probe-');
+  });
+
+  it('when internal routes answer, then only errors and slow answers are logged', async () => {
+    const url = await start();
+    const call = (id: string, body: object) =>
+      fetch(`${url}/internal/v1/things/${id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': id },
+        body: JSON.stringify(body),
+      });
+    expect((await call('quick', {})).status).toBe(200);
+    expect((await call('refused', { status: 422 })).status).toBe(422);
+    expect((await call('failed', { status: 500 })).status).toBe(500);
+    expect((await call('slow', { wait: 250 })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 20));
+    const logged = lines
+      .map((l) => JSON.parse(l) as { req?: { id?: string }; route?: string; err?: unknown })
+      .filter((l) => l.req?.id !== undefined);
+    expect(logged.map((l) => l.req?.id).sort()).toEqual(['failed', 'refused', 'slow']);
+    expect(logged.every((l) => l.route === '/internal/v1/things/:id')).toBe(true);
+    expect(logged.find((l) => l.req?.id === 'failed')?.err).toBeDefined();
   });
 
   it('when dependencies answer, then /readyz is 200; when one fails, then 503 naming it', async () => {

@@ -189,7 +189,14 @@ process owns and that has no Secret of its own.
 {{- end }}
 {{- $_ := set $data "OTEL_SERVICE_NAME" (printf "herald-%s" $name) }}
 {{- with $root.Values.telemetry.otlpEndpoint }}
+{{- $telemetry := $root.Values.telemetry }}
 {{- $_ := set $data "OTEL_EXPORTER_OTLP_ENDPOINT" . }}
+{{- $_ := set $data "OTEL_TRACES_SAMPLER" "parentbased_traceidratio" }}
+{{- $_ := set $data "OTEL_TRACES_SAMPLER_ARG" (toString $telemetry.traceSampleRatio) }}
+{{- $_ := set $data "OTEL_METRIC_EXPORT_INTERVAL" ($telemetry.metricExportIntervalMs | int | toString) }}
+{{- with $telemetry.clientSpans }}
+{{- $_ := set $data "HERALD_OTEL_CLIENT_SPANS" (join "," .) }}
+{{- end }}
 {{- else }}
 {{- /* as the local stack does: no collector, no SDK at all */}}
 {{- $_ := set $data "OTEL_SDK_DISABLED" "true" }}

@@ -20,6 +20,7 @@ import { NodeSDK, core, resources, type NodeSDKConfiguration } from '@openteleme
 import { heraldInstrumentations } from './instrumentations.js';
 import {
   isTelemetryDisabled,
+  requestedClientSpans,
   resolveServiceIdentity,
   unrequestedSignals,
   type Env,
@@ -79,8 +80,8 @@ const disabledTelemetry: Telemetry = { enabled: false, shutdown: () => Promise.r
 /**
  * Starts the OpenTelemetry NodeSDK once per process and returns its handle; later calls return
  * the same handle. `@herald/telemetry/register` calls it with no options before the service's
- * code loads, which is the only way the http, express, pg, redis, kafkajs and pino modules get
- * patched; calling it from service code after those imports yields spans for fetch only.
+ * code loads, which is the only way the http, express, kafkajs and pino modules (and pg and
+ * redis, when `HERALD_OTEL_CLIENT_SPANS` asks for their spans) get patched; calling it from service code after those imports yields spans for fetch only.
  *
  * Exporters come from the standard OTEL_* variables through the SDK's own handling, except that
  * a signal with neither an exporter named (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER) nor an
@@ -107,8 +108,16 @@ export function startTelemetry(options: TelemetryOptions = {}): Telemetry {
   if (identity.version !== undefined) base['service.version'] = identity.version;
 
   const off = new Set(unrequestedSignals(env));
+  const clientSpans = requestedClientSpans(env);
+  if (clientSpans.unknown.length > 0) {
+    process.emitWarning(
+      `HERALD_OTEL_CLIENT_SPANS: ignoring ${clientSpans.unknown.join(', ')} (known: pg, redis, all)`,
+      'HeraldTelemetryWarning',
+    );
+  }
   const instrumentations: Instrumentation[] = heraldInstrumentations({
     sendLogs: !off.has('logs'),
+    clientSpans: clientSpans.spans,
   });
   const config: Partial<NodeSDKConfiguration> = {
     // Detected attributes (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES such as

@@ -6,15 +6,21 @@ import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
 import { RedisInstrumentation } from '@opentelemetry/instrumentation-redis';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
-import { isUntracedPath } from './settings.js';
+import { isUntracedPath, type ClientSpans } from './settings.js';
 
 /**
- * The libraries Herald services use, and nothing else (no auto-instrumentations-node bundle).
+ * The libraries Herald services use, and nothing else (no auto-instrumentations-node bundle);
+ * the pg and Redis clients only when their spans are asked for.
  * Every option below that could copy request or record content into a span is left off or
  * narrowed: attributes must never carry personal data (contact emails, names, external ids).
  */
-export function heraldInstrumentations(options: { sendLogs: boolean }): Instrumentation[] {
-  return [
+export function heraldInstrumentations(options: {
+  sendLogs: boolean;
+  /** The database clients that get spans (`HERALD_OTEL_CLIENT_SPANS`); none by default. */
+  clientSpans?: readonly ClientSpans[];
+}): Instrumentation[] {
+  const clientSpans = new Set(options.clientSpans ?? []);
+  const instrumentations: Instrumentation[] = [
     // Incoming and outgoing node:http. Health probes get no span. Request and response headers
     // are not recorded (`headersToSpanAttributes` stays unset).
     new HttpInstrumentation({
@@ -22,11 +28,6 @@ export function heraldInstrumentations(options: { sendLogs: boolean }): Instrume
     }),
     // Express 4 and 5: middleware and route spans, and `http.route` on the server span.
     new ExpressInstrumentation(),
-    // `pg`: the SQL text with its $1 placeholders, never the bound values.
-    new PgInstrumentation({ enhancedDatabaseReporting: false }),
-    // node-redis v4 and v5 (`@redis/client` ^1, ^5) and redis 2.6-3. Only the command name is
-    // recorded: keys like `contact:<email>` may embed personal identifiers.
-    new RedisInstrumentation({ dbStatementSerializer: (command) => command }),
     // kafkajs producer and consumer spans, with trace context carried in the message headers.
     // Message keys and values are never recorded.
     new KafkaJsInstrumentation(),
@@ -38,4 +39,17 @@ export function heraldInstrumentations(options: { sendLogs: boolean }): Instrume
     // asked for with OTEL_LOGS_EXPORTER.
     new PinoInstrumentation({ disableLogSending: !options.sendLogs }),
   ];
+  // Not even loaded unless asked for: an unloaded instrumentation costs nothing per call.
+  if (clientSpans.has('pg')) {
+    // `pg`: the SQL text with its $1 placeholders, never the bound values.
+    instrumentations.push(new PgInstrumentation({ enhancedDatabaseReporting: false }));
+  }
+  if (clientSpans.has('redis')) {
+    // node-redis v4 and v5 (`@redis/client` ^1, ^5) and redis 2.6-3. Only the command name is
+    // recorded: keys like `contact:<email>` may embed personal identifiers.
+    instrumentations.push(
+      new RedisInstrumentation({ dbStatementSerializer: (command) => command }),
+    );
+  }
+  return instrumentations;
 }

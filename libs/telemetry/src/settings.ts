@@ -45,6 +45,35 @@ export function unrequestedSignals(env: Env = process.env): Signal[] {
   return off;
 }
 
+/** Database client instrumentations that are off unless asked for. */
+export type ClientSpans = 'pg' | 'redis';
+const CLIENT_SPANS: readonly ClientSpans[] = ['pg', 'redis'];
+
+/**
+ * The database client spans asked for in `HERALD_OTEL_CLIENT_SPANS` (a comma list of `pg`,
+ * `redis`; `all` for both), and the names it held that mean nothing. Off by default: a request
+ * makes several queries and Redis calls, so these spans multiplied the spans per trace (and the
+ * cost of tracing) several times over, while the server span already shows how long each
+ * request took. Turn them on to chase a slow query; nothing else about the spans changes.
+ */
+export function requestedClientSpans(env: Env = process.env): {
+  spans: ClientSpans[];
+  unknown: string[];
+} {
+  const names = (env.HERALD_OTEL_CLIENT_SPANS ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => name !== '');
+  const spans = new Set<ClientSpans>();
+  const unknown: string[] = [];
+  for (const name of names) {
+    if (name === 'all') CLIENT_SPANS.forEach((s) => spans.add(s));
+    else if ((CLIENT_SPANS as readonly string[]).includes(name)) spans.add(name as ClientSpans);
+    else unknown.push(name);
+  }
+  return { spans: CLIENT_SPANS.filter((s) => spans.has(s)), unknown };
+}
+
 export interface ServiceIdentity {
   /** Set only when the code passed one: it then wins over OTEL_SERVICE_NAME. */
   explicitName?: string;

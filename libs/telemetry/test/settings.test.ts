@@ -5,6 +5,7 @@ import path from 'node:path';
 import {
   isTelemetryDisabled,
   isUntracedPath,
+  requestedClientSpans,
   resolveServiceIdentity,
   serviceNameFromPackage,
   unrequestedSignals,
@@ -130,5 +131,31 @@ describe('isUntracedPath', () => {
     expect(isUntracedPath('/healthz/deep')).toBe(false);
     expect(isUntracedPath('/')).toBe(false);
     expect(isUntracedPath(undefined)).toBe(false);
+  });
+});
+
+describe('requestedClientSpans', () => {
+  it('when HERALD_OTEL_CLIENT_SPANS is unset or blank, then no database client gets spans', () => {
+    expect(requestedClientSpans({})).toEqual({ spans: [], unknown: [] });
+    expect(requestedClientSpans({ HERALD_OTEL_CLIENT_SPANS: ' ' })).toEqual({
+      spans: [],
+      unknown: [],
+    });
+  });
+
+  it('when it names clients, then those get spans; all means both; unknown names are reported', () => {
+    expect(requestedClientSpans({ HERALD_OTEL_CLIENT_SPANS: 'redis' }).spans).toEqual(['redis']);
+    expect(requestedClientSpans({ HERALD_OTEL_CLIENT_SPANS: ' Redis , pg ' }).spans).toEqual([
+      'pg',
+      'redis',
+    ]);
+    expect(requestedClientSpans({ HERALD_OTEL_CLIENT_SPANS: 'all' }).spans).toEqual([
+      'pg',
+      'redis',
+    ]);
+    expect(requestedClientSpans({ HERALD_OTEL_CLIENT_SPANS: 'pg,mysql' })).toEqual({
+      spans: ['pg'],
+      unknown: ['mysql'],
+    });
   });
 });

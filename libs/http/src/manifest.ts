@@ -73,8 +73,12 @@ export interface ProcessSpec {
   after?: readonly string[];
   /** `node` arguments before the entry, resolved from the package folder. */
   nodeArgs?: readonly string[];
-  /** Kafka topics its migration creates, and topics it publishes to. */
-  topics?: { creates?: readonly string[]; produces?: readonly string[] };
+  /** Kafka topics its migration creates, topics it publishes to, and topics it consumes. */
+  topics?: {
+    creates?: readonly string[];
+    produces?: readonly string[];
+    consumes?: readonly string[];
+  };
   /** The shared secrets it reads, by environment variable; it gets no other. */
   secrets: readonly string[];
   /** The other environment variables it reads. */

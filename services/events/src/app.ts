@@ -13,6 +13,7 @@ import { redisDedupCache } from './clients/redis-dedup-cache.js';
 import { DEDUP_WINDOW_SECONDS } from './domain/dedup-key.js';
 import type { IdentityResolver } from './domain/identities.js';
 import { recordingMetrics } from './domain/record-events.js';
+import { createRecorder, type RecorderOptions } from './domain/recording-batcher.js';
 import { adminHandlers } from './routes/admin.js';
 import { eventHandlers } from './routes/events.js';
 import { internalHandlers } from './routes/internal.js';
@@ -25,7 +26,7 @@ export interface EventsAppDeps {
   policy: ApiPolicy;
   /** The dedup fast path; PostgreSQL stays the authority, so Redis may be away. */
   redis: Redis;
-  /** The contacts service's batch identity lookup: one call per request. */
+  /** Resolves a request's identities: the local projection, then contacts in one call. */
   resolveIdentities: IdentityResolver;
   /** Whether a Tenant exists (the auth service), for the operator routes. */
   tenantExists: TenantDirectory;
@@ -34,15 +35,21 @@ export interface EventsAppDeps {
   serviceToken: string;
   /** The dedup window, 60 s. Tests may shorten it; nothing else should. */
   dedupWindowMs?: number;
+  /** How requests' transactions are batched (RECORDING_* settings); defaults below. */
+  recording?: Partial<Omit<RecorderOptions, 'windowMs'>>;
 }
+
+export const RECORDING_DEFAULTS = { maxBatchEvents: 500, maxWaitMs: 1 } as const;
 
 export function createApp(deps: EventsAppDeps): Express {
   const recording = {
-    pool: deps.pool,
-    policy: deps.policy,
+    recorder: createRecorder(deps.pool, {
+      ...RECORDING_DEFAULTS,
+      ...deps.recording,
+      windowMs: deps.dedupWindowMs ?? DEDUP_WINDOW_SECONDS * 1000,
+    }),
     resolveIdentities: deps.resolveIdentities,
     dedupCache: redisDedupCache(deps.redis, { logger: deps.logger }),
-    dedupWindowMs: deps.dedupWindowMs ?? DEDUP_WINDOW_SECONDS * 1000,
     metrics: recordingMetrics(),
   };
   return createHttpApp({

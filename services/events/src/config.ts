@@ -16,6 +16,10 @@ const schema = z.object({
   ...httpServerEnv(DEFAULT_PORT),
   ...setupEnv,
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
+  /** Events written by one batch of concurrent requests at most (a larger request goes alone). */
+  RECORDING_MAX_BATCH_EVENTS: z.coerce.number().int().min(1).max(10_000).default(500),
+  /** How long a request may wait for others to share its batch while batches are in flight. */
+  RECORDING_MAX_WAIT_MS: z.coerce.number().min(0).max(100).default(1),
   ...operatorAndServiceTokensEnv,
   ...publicApiEnv,
   /** The contacts service, which resolves every request's identities in one call. */

@@ -9,6 +9,7 @@ import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { loadEventsConfig } from './config.js';
 import { contactsIdentityResolver } from './clients/contacts-identity-resolver.js';
+import { projectedIdentityResolver } from './clients/projected-identity-resolver.js';
 
 const config = loadEventsConfig();
 const logger = createLogger({ service: 'events', level: config.LOG_LEVEL });
@@ -26,9 +27,14 @@ const app = createApp({
   logger,
   policy: publicApi.policy,
   redis,
-  resolveIdentities: contactsIdentityResolver({
-    contactsUrl: config.SERVICE_URL_CONTACTS,
-    serviceToken: config.SERVICE_TOKEN,
+  // The projection (fed by the relay process) first; contacts for the rest, in one call.
+  resolveIdentities: projectedIdentityResolver({
+    pool,
+    logger,
+    fallback: contactsIdentityResolver({
+      contactsUrl: config.SERVICE_URL_CONTACTS,
+      serviceToken: config.SERVICE_TOKEN,
+    }),
   }),
   tenantExists: authTenantDirectory({
     authUrl: config.SERVICE_URL_AUTH,
@@ -36,6 +42,10 @@ const app = createApp({
   }),
   adminToken: config.ADMIN_TOKEN,
   serviceToken: config.SERVICE_TOKEN,
+  recording: {
+    maxBatchEvents: config.RECORDING_MAX_BATCH_EVENTS,
+    maxWaitMs: config.RECORDING_MAX_WAIT_MS,
+  },
 });
 
 await startServer(app, {

@@ -72,6 +72,8 @@ export const manifest = defineService({
         'DATABASE_URL',
         'KAFKA_BROKERS',
         'DATABASE_POOL_MAX',
+        'RECORDING_MAX_BATCH_EVENTS',
+        'RECORDING_MAX_WAIT_MS',
         'AUTH_JWKS_URL',
         'AUTH_ISSUER',
         'AUTH_AUDIENCE',
@@ -94,15 +96,20 @@ export const manifest = defineService({
       ingress: [{ prefix: '/v1/events/' }, { regex: '^/admin/v1/tenants/[^/]+/event-names/?$' }],
     },
     {
-      // The outbox relay, its own process: it publishes what recording committed. It has no
-      // migration and no routes, only its probes, and starts once events has migrated.
+      // The outbox relay, its own process: it publishes what recording committed and consumes the
+      // contacts service's topics into the identity projection. It has no migration and no
+      // routes, only its probes, and starts once events has migrated.
       name: 'events-relay',
       entry: 'dist/relay/main.js',
       port: 18085,
       database: 'herald_events',
       after: ['events'],
       nodeArgs: ['--import', '@herald/telemetry/register'],
-      topics: { produces: [TOPICS.eventsRecorded] },
+      // It also feeds the contact identity projection (docs/events.md#identity-resolution).
+      topics: {
+        produces: [TOPICS.eventsRecorded],
+        consumes: [TOPICS.contactsChanged, TOPICS.contactsErased],
+      },
       secrets: [],
       settings: [...serviceSettings, 'DATABASE_URL', 'KAFKA_BROKERS'],
       calls: {},

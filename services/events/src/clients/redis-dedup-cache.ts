@@ -1,6 +1,6 @@
 import type { Logger } from '@herald/http';
 import { createRedisGuard, type Redis } from '@herald/redis';
-import { dedupCacheKey } from '../domain/dedup-key.js';
+import { dedupCacheKey, dedupCacheKeyOfHash } from '../domain/dedup-key.js';
 import type { DedupCache } from '../domain/record-events.js';
 
 export interface RedisDedupCacheOptions {
@@ -25,12 +25,18 @@ export function redisDedupCache(redis: Redis, options: RedisDedupCacheOptions): 
   });
 
   return {
-    async claimed(tenantId, dedupKeys) {
+    async claimed(tenantId, dedupKeys, hashes) {
       if (dedupKeys.length === 0) return new Set();
       try {
         // One MGET: every key of a Tenant shares its hash tag, so one Cluster slot.
         const values = await guard.run('lookup', () =>
-          redis.mGet(dedupKeys.map((k) => dedupCacheKey(tenantId, k))),
+          redis.mGet(
+            dedupKeys.map((k, i) =>
+              hashes?.[i] === undefined
+                ? dedupCacheKey(tenantId, k)
+                : dedupCacheKeyOfHash(tenantId, hashes[i]),
+            ),
+          ),
         );
         return new Set(dedupKeys.filter((_, i) => values[i] !== null && values[i] !== undefined));
       } catch {
@@ -46,9 +52,15 @@ export function redisDedupCache(redis: Redis, options: RedisDedupCacheOptions): 
         await guard.run('remember', () =>
           Promise.all(
             live.map((c) =>
-              redis.set(dedupCacheKey(tenantId, c.dedupKey), c.eventId, {
-                expiration: { type: 'PX', value: Math.floor(c.remainingMs) },
-              }),
+              redis.set(
+                c.dedupKeyHash === undefined
+                  ? dedupCacheKey(tenantId, c.dedupKey)
+                  : dedupCacheKeyOfHash(tenantId, c.dedupKeyHash),
+                c.eventId,
+                {
+                  expiration: { type: 'PX', value: Math.floor(c.remainingMs) },
+                },
+              ),
             ),
           ),
         );

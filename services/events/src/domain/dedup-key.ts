@@ -15,5 +15,10 @@ export function hashDedupKey(dedupKey: string): string {
 
 /** The fast path's Redis key of a dedupKey: the Tenant as hash tag, then the key's hash. */
 export function dedupCacheKey(tenantId: string, dedupKey: string): string {
-  return taggedKey('dedup', tenantId, hashDedupKey(dedupKey));
+  return dedupCacheKeyOfHash(tenantId, hashDedupKey(dedupKey));
+}
+
+/** dedupCacheKey from the key's hash already computed (hashDedupKey). */
+export function dedupCacheKeyOfHash(tenantId: string, dedupKeyHash: string): string {
+  return taggedKey('dedup', tenantId, dedupKeyHash);
 }

@@ -1,6 +1,7 @@
 import { withTransaction, type Pool } from '@herald/db';
 import { deletePendingFor } from '@herald/outbox';
 import { allowLongErasure, deleteContactEvents } from '../data/contact-erasure.js';
+import { eraseContactIdentity } from '../data/contact-identities.js';
 import { lockContactExclusively, markContactErased } from '../data/erasure-fence.js';
 
 /**
@@ -24,6 +25,8 @@ export async function eraseContactEvents(
     await allowLongErasure(client);
     await lockContactExclusively(client, tenantId, contactId);
     await markContactErased(client, tenantId, contactId);
+    // The identity projection stops answering for it now, before contact.erased arrives.
+    await eraseContactIdentity(client, tenantId, contactId);
     const deletedEvents = await deleteContactEvents(client, tenantId, contactId);
     await deletePendingFor(client, contactId);
     return { deletedEvents };

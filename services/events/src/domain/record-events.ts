@@ -1,12 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { withTransaction, type Pool, type PoolClient } from '@herald/db';
-import { errors } from '@herald/errors';
-import { enqueue } from '@herald/outbox';
-import { meter, withSpan, type Counter } from '@herald/telemetry';
-import { claimDedupKeys } from '../data/dedup-claims.js';
-import { catalogEventNames } from '../data/event-names-repository.js';
-import { insertEvents, type NewEvent } from '../data/events-repository.js';
-import { erasedAmong, lockContactsShared } from '../data/erasure-fence.js';
+import { context, meter, propagation, withSpan, type Counter } from '@herald/telemetry';
+import { contactLockKey } from '../data/erasure-fence.js';
+import type { BatchEvent, BatchRequest } from '../data/record-batch.js';
+import { hashDedupKey } from './dedup-key.js';
 import type { EventInput, EventRoute } from './event-batch.js';
 import { eventRecorded } from './event-messages.js';
 import {
@@ -16,10 +12,13 @@ import {
   unresolvedItem,
   type IdentityResolver,
 } from './identities.js';
+import type { Recorder } from './recording-batcher.js';
 
 /** A dedup claim committed to PostgreSQL, for the fast path to remember. */
 export interface CommittedClaim {
   dedupKey: string;
+  /** hashDedupKey(dedupKey) when already computed, so that it is hashed once per Event. */
+  dedupKeyHash?: string;
   eventId: string;
   /** How long the claim still holds (its window's end), in ms. */
   remainingMs: number;
@@ -31,18 +30,24 @@ export interface CommittedClaim {
  * authority. Any failure (its store away, slow, failing) answers "unknown" and is never an error.
  */
 export interface DedupCache {
-  /** The keys among `dedupKeys` that are certainly claimed in the Tenant right now. */
-  claimed(tenantId: string, dedupKeys: readonly string[]): Promise<Set<string>>;
+  /**
+   * The keys among `dedupKeys` that are certainly claimed in the Tenant right now; `hashes`, when
+   * given, holds hashDedupKey of each key, already computed.
+   */
+  claimed(
+    tenantId: string,
+    dedupKeys: readonly string[],
+    hashes?: readonly string[],
+  ): Promise<Set<string>>;
   /** Remembers claims just committed until their window ends. Best effort. */
   remember(tenantId: string, claims: readonly CommittedClaim[]): Promise<void>;
 }
 
 export interface RecordingDeps {
-  pool: Pool;
+  /** Writes each request's transaction, batched with those of concurrent requests. */
+  recorder: Recorder;
   resolveIdentities: IdentityResolver;
   dedupCache: DedupCache;
-  /** The dedup window, 60 s. Shorter only in tests. */
-  dedupWindowMs: number;
   metrics: RecordingMetrics;
 }
 
@@ -81,22 +86,9 @@ interface ResolvedEvent {
   contactId: string | null;
 }
 
-// The statement timeout: e.g. waiting on the lock of a Contact whose erasure runs long.
-const QUERY_CANCELED = '57014';
-
-// A deadlock or serialization failure aborts the whole transaction, which can simply run again.
-async function retrying<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  try {
-    return await withTransaction(pool, fn, {
-      retryOn: ['deadlock', 'serializationFailure'],
-      attempts: 3,
-    });
-  } catch (err) {
-    if ((err as { code?: unknown }).code === QUERY_CANCELED) {
-      throw errors.unavailable('recording took too long; nothing was recorded; retry later', err);
-    }
-    throw err;
-  }
+/** An Event that may need recording, with its dedupKey's hash (computed once, here). */
+interface Candidate extends ResolvedEvent {
+  dedupKeyHash: string | null;
 }
 
 /**
@@ -129,106 +121,104 @@ async function withoutKnownDuplicates(
   deps: RecordingDeps,
   tenantId: string,
   events: readonly ResolvedEvent[],
-): Promise<ResolvedEvent[]> {
-  const seen = new Set<string>();
-  const firsts = events.filter(({ event: { dedupKey } }) => {
-    if (dedupKey === undefined) return true;
-    if (seen.has(dedupKey)) return false;
-    seen.add(dedupKey);
-    return true;
-  });
-  const known = await deps.dedupCache.claimed(tenantId, [...seen]);
+): Promise<Candidate[]> {
+  const hashes = new Map<string, string>();
+  const firsts: Candidate[] = [];
+  for (const resolved of events) {
+    const { dedupKey } = resolved.event;
+    if (dedupKey === undefined) {
+      firsts.push({ ...resolved, dedupKeyHash: null });
+    } else if (!hashes.has(dedupKey)) {
+      const dedupKeyHash = hashDedupKey(dedupKey);
+      hashes.set(dedupKey, dedupKeyHash);
+      firsts.push({ ...resolved, dedupKeyHash });
+    }
+  }
+  const known = await deps.dedupCache.claimed(tenantId, [...hashes.keys()], [...hashes.values()]);
   return known.size === 0
     ? firsts
     : firsts.filter(({ event }) => event.dedupKey === undefined || !known.has(event.dedupKey));
 }
 
-interface Draft {
-  row: NewEvent;
-  properties: Record<string, unknown> | null;
-}
+// Where the receivedAt goes in a message's JSON: it can only be the top-level key, since a quote
+// inside a JSON string is always escaped.
+const RECEIVED_AT = '"receivedAt":""';
 
-function draft(route: EventRoute, { event, contactId }: ResolvedEvent): Draft {
+function batchEvent(route: EventRoute, tenantId: string, candidate: Candidate): BatchEvent {
+  const { event, contactId } = candidate;
+  const row = {
+    id: randomUUID(),
+    contactId,
+    organizationExternalId: event.organizationExternalId ?? null,
+    eventName: event.eventName,
+    occurredAt: new Date(event.occurredAt).toISOString(),
+    dedupKey: event.dedupKey ?? null,
+    properties: event.properties === undefined ? null : JSON.stringify(event.properties),
+  };
+  const message = eventRecorded(
+    tenantId,
+    route === 'by-organization',
+    row,
+    event.properties ?? null,
+    new Date(0),
+  );
+  const value = JSON.stringify({ ...(message.value as object), receivedAt: '' });
+  const at = value.indexOf(RECEIVED_AT) + RECEIVED_AT.length - 1;
   return {
-    row: {
-      id: randomUUID(),
-      contactId,
-      organizationExternalId: event.organizationExternalId ?? null,
-      eventName: event.eventName,
-      occurredAt: new Date(event.occurredAt).toISOString(),
-      dedupKey: event.dedupKey ?? null,
-      properties: event.properties === undefined ? null : JSON.stringify(event.properties),
-    },
-    properties: event.properties ?? null,
+    row,
+    dedupKeyHash: candidate.dedupKeyHash,
+    messageKey: message.key,
+    messageHead: value.slice(0, at),
+    messageTail: value.slice(at),
   };
 }
 
 /**
- * Step 3, one transaction, all or nothing: hold every Contact's lock shared and refuse Events
- * about a Contact erased meanwhile (422); claim the dedupKeys (a key held by a committed claim
- * inside its window makes its Event a duplicate); write the Events, catalog their names and
- * enqueue their messages. Returns the claims it committed, for the fast path.
+ * Step 3, one transaction for the request, all or nothing, written in a batch with those of
+ * concurrent requests (see recording-batcher.ts): hold every Contact's lock shared and refuse
+ * Events about a Contact erased meanwhile (422); claim the dedupKeys (a key held by a committed
+ * claim inside its window makes its Event a duplicate); write the Events, catalog their names and
+ * enqueue their messages.
  */
-async function recordInTransaction(
-  deps: RecordingDeps,
+function transactionOf(
   route: EventRoute,
   tenantId: string,
-  candidates: readonly ResolvedEvent[],
+  candidates: readonly Candidate[],
   resolved: readonly ResolvedEvent[],
-) {
-  const contactIdsOf = (events: readonly ResolvedEvent[]) =>
-    events.flatMap(({ contactId }) => (contactId === null ? [] : [contactId]));
-  const isAbout = (erased: Set<string>) => (e: ResolvedEvent) =>
-    e.contactId !== null && erased.has(e.contactId);
-  return retrying(deps.pool, async (client) => {
-    await lockContactsShared(client, tenantId, contactIdsOf(candidates));
-    // Every Contact of the request, so that a refusal lists every Event about an erased one,
-    // duplicates skipped before this step included (one item per Event, in request order).
-    const erased = await erasedAmong(client, tenantId, contactIdsOf(resolved));
-    if (candidates.some(isAbout(erased))) {
-      refuse(
-        resolved.filter(isAbout(erased)).map(({ index, event }) => unresolvedItem(index, event)),
-      );
-    }
-
-    const drafts = candidates.map((candidate) => draft(route, candidate));
-    const claims = await claimDedupKeys(
-      client,
-      tenantId,
-      drafts.flatMap(({ row }) =>
-        row.dedupKey === null ? [] : [{ dedupKey: row.dedupKey, eventId: row.id }],
+): BatchRequest {
+  const lockKeys = new Set<string>();
+  const contacts = new Map<string, boolean>();
+  for (const { contactId } of candidates) {
+    if (contactId === null) continue;
+    contacts.set(contactId, true);
+    lockKeys.add(contactLockKey(tenantId, contactId));
+  }
+  // Every Contact of the request is checked, so that a refusal lists every Event about an
+  // erased one, duplicates skipped before this step included.
+  for (const { contactId } of resolved) {
+    if (contactId !== null && !contacts.has(contactId)) contacts.set(contactId, false);
+  }
+  const events = candidates.map((candidate) => batchEvent(route, tenantId, candidate));
+  // The messages carry the request's trace context, as enqueue adds it.
+  const headers: Record<string, string> = {};
+  propagation.inject(context.active(), headers);
+  return {
+    tenantId,
+    lockKeys: [...lockKeys]
+      .map(BigInt)
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(String),
+    contacts: [...contacts].map(([contactId, candidate]) => ({ contactId, candidate })),
+    claims: events
+      .flatMap(({ row, dedupKeyHash }) =>
+        dedupKeyHash === null ? [] : [{ dedupKeyHash, eventId: row.id }],
+      )
+      .sort((a, b) =>
+        a.dedupKeyHash < b.dedupKeyHash ? -1 : a.dedupKeyHash > b.dedupKeyHash ? 1 : 0,
       ),
-      deps.dedupWindowMs,
-    );
-    const recorded = drafts.filter(({ row }) => row.dedupKey === null || claims.has(row.dedupKey));
-    const claimedAt = performance.now();
-
-    const receivedAt = await insertEvents(
-      client,
-      tenantId,
-      recorded.map(({ row }) => row),
-    );
-    await catalogEventNames(
-      client,
-      tenantId,
-      recorded.map(({ row }) => row.eventName),
-    );
-    await enqueue(
-      client,
-      recorded.map(({ row, properties }) =>
-        eventRecorded(tenantId, route === 'by-organization', row, properties, receivedAt),
-      ),
-    );
-    return {
-      recorded: recorded.length,
-      claims: recorded.flatMap(({ row }) =>
-        row.dedupKey === null
-          ? []
-          : [{ dedupKey: row.dedupKey, eventId: row.id, remainingMs: claims.get(row.dedupKey)! }],
-      ),
-      claimedAt,
-    };
-  });
+    events,
+    headers: JSON.stringify(headers),
+  };
 }
 
 /**
@@ -250,12 +240,27 @@ export function recordEvents(
       const candidates = await withoutKnownDuplicates(deps, tenantId, resolved);
       let recorded = 0;
       if (candidates.length > 0) {
-        const outcome = await recordInTransaction(deps, route, tenantId, candidates, resolved);
-        recorded = outcome.recorded;
-        const elapsed = performance.now() - outcome.claimedAt;
+        const transaction = transactionOf(route, tenantId, candidates, resolved);
+        const outcome = await deps.recorder.record(transaction);
+        if (outcome.status === 'refused') {
+          refuse(
+            resolved
+              .filter((e) => e.contactId !== null && outcome.erased.has(e.contactId))
+              .map(({ index, event }) => unresolvedItem(index, event)),
+          );
+        }
+        const written = transaction.events.filter(
+          (e) => e.dedupKeyHash === null || outcome.won.has(e.dedupKeyHash),
+        );
+        recorded = written.length;
+        const remainingMs = outcome.remainingMs - (performance.now() - outcome.committedAt);
         await deps.dedupCache.remember(
           tenantId,
-          outcome.claims.map((c) => ({ ...c, remainingMs: c.remainingMs - elapsed })),
+          written.flatMap(({ row, dedupKeyHash }) =>
+            dedupKeyHash === null
+              ? []
+              : [{ dedupKey: row.dedupKey!, dedupKeyHash, eventId: row.id, remainingMs }],
+          ),
         );
       }
       span.setAttribute('herald.recorded_count', recorded);

@@ -4,6 +4,10 @@ import { createKafka, createProducer, type Producer } from '@herald/kafka';
 import { createOutboxRelay, type OutboxRelay } from '@herald/outbox';
 import type { RelayConfig } from '../config.js';
 import { pruneDedupClaims } from '../data/dedup-pruning.js';
+import {
+  startContactIdentitiesConsumer,
+  type ContactIdentitiesConsumer,
+} from './contact-identities-consumer.js';
 
 /** The name every replica's relay uses: it derives the advisory lock that lets one publish. */
 export const OUTBOX_NAME = 'events';
@@ -20,6 +24,8 @@ export interface RelayProcessOptions {
   lagLogIntervalMs?: number;
   /** Passed to the outbox relay (tests poll faster). */
   pollIntervalMs?: number;
+  /** The contact identity consumer's group; default this database's own. */
+  contactIdentitiesGroupId?: string;
 }
 
 export interface RelayProcess {
@@ -27,6 +33,8 @@ export interface RelayProcess {
   pool: Pool;
   producer: Producer;
   relay: OutboxRelay;
+  /** Feeds the contact identity projection from the contacts service's topics. */
+  contactIdentities: ContactIdentitiesConsumer;
   /** Stops the HTTP server, the background jobs, the relay, the producer and the pool. */
   close(): Promise<void>;
 }
@@ -60,7 +68,8 @@ function every(intervalMs: number, job: () => Promise<void>): { stop(): Promise<
 
 /**
  * The events outbox relay as its own process: publishes what recording committed to the outbox
- * to Kafka (`herald.events.recorded`), prunes expired dedup claims, and answers `/healthz` and
+ * to Kafka (`herald.events.recorded`), prunes expired dedup claims, keeps the contact identity
+ * projection fed from the contacts service's topics, and answers `/healthz` and
  * `/readyz` (database reachable) on PORT. Kafka being down at start (or later) is not fatal: the
  * relay connects the producer before each send and retries with backoff while the messages wait
  * in the outbox. Every replica may run it: the outbox's advisory lock lets one publish at a time.
@@ -74,13 +83,17 @@ export async function startRelayProcess(
   const pool = createPool({
     connectionString: config.DATABASE_URL,
     applicationName: 'herald-events-relay',
-    // One for the batch in flight, one for the metrics or the lag log, one for pruning, /readyz.
-    max: 4,
+    // One for the batch in flight, one for the metrics or the lag log, one for pruning, /readyz,
+    // one for the contact identity consumer.
+    max: 5,
   });
   // Not connected here: the relay connects it before its first send, and again after a failure.
-  const producer = createProducer(
-    createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'herald-events-relay', logger }),
-  );
+  const kafka = createKafka({
+    brokers: config.KAFKA_BROKERS,
+    clientId: 'herald-events-relay',
+    logger,
+  });
+  const producer = createProducer(kafka);
   const relay = createOutboxRelay({
     pool,
     producer,
@@ -110,6 +123,26 @@ export async function startRelayProcess(
   });
 
   relay.start();
+  const contactIdentities = startContactIdentitiesConsumer({
+    pool,
+    kafka,
+    logger,
+    ...(options.contactIdentitiesGroupId === undefined
+      ? {}
+      : { groupId: options.contactIdentitiesGroupId }),
+  });
+  // Like the outbox lag: for whoever reads the logs; only while it is behind.
+  const consumerLagLog = every(options.lagLogIntervalMs ?? 60_000, async () => {
+    if (contactIdentities.groupId() === undefined) return;
+    try {
+      const behind = await contactIdentities.lag();
+      if (behind > 0) {
+        logger.info({ consumer: 'contact-identities', behind }, 'consumer lag');
+      }
+    } catch (err) {
+      logger.warn({ err }, 'could not read the contact identity consumer lag');
+    }
+  });
 
   const app = createHttpApp({
     logger,
@@ -124,20 +157,27 @@ export async function startRelayProcess(
     handleSignals: options.handleSignals ?? false,
     // The relay finishes (or rolls back) its batch before the producer and the pool go.
     onShutdown: [
-      () => Promise.all([pruning.stop(), lagLog.stop()]),
-      () => relay.stop(),
+      () => Promise.all([pruning.stop(), lagLog.stop(), consumerLagLog.stop()]),
+      () => Promise.all([relay.stop(), contactIdentities.stop()]),
       () => producer.disconnect(),
       () => pool.end(),
       ...(options.onShutdown ?? []),
     ],
   }).catch(async (err: unknown) => {
     // The port is taken (or similar): let go of everything before failing.
-    await Promise.all([pruning.stop(), lagLog.stop()]);
-    await relay.stop();
+    await Promise.all([pruning.stop(), lagLog.stop(), consumerLagLog.stop()]);
+    await Promise.all([relay.stop(), contactIdentities.stop()]);
     await producer.disconnect().catch(() => {});
     await pool.end();
     throw err;
   });
 
-  return { url: server.url, pool, producer, relay, close: () => server.close() };
+  return {
+    url: server.url,
+    pool,
+    producer,
+    relay,
+    contactIdentities,
+    close: () => server.close(),
+  };
 }

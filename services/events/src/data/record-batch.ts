@@ -1,0 +1,201 @@
+import type { Pool } from '@herald/db';
+import type { NewEvent } from './events-repository.js';
+
+/** One Event of a request, ready to be written with its outbox message. */
+export interface BatchEvent {
+  row: NewEvent;
+  /** hashDedupKey of its dedupKey (null without one): what its claim holds. */
+  dedupKeyHash: string | null;
+  /** Its outbox message's key. */
+  messageKey: string;
+  /**
+   * Its outbox message's value (JSON) cut where the receivedAt goes, which only the recording
+   * transaction knows: value = head + receivedAt + tail.
+   */
+  messageHead: string;
+  messageTail: string;
+}
+
+/** One request's transaction, as the batch function takes it (see 004_record_batch.sql). */
+export interface BatchRequest {
+  tenantId: string;
+  /** contactLockKey of each Contact its Events to record name: distinct, sorted. */
+  lockKeys: readonly string[];
+  /** Every Contact the request names (distinct), and whether an Event to record names it. */
+  contacts: readonly { contactId: string; candidate: boolean }[];
+  /** Its dedup claims, sorted by hash, so two requests sharing keys take them in one order. */
+  claims: readonly { dedupKeyHash: string; eventId: string }[];
+  events: readonly BatchEvent[];
+  /** Its outbox messages' headers (JSON): the request's trace context, as enqueue adds it. */
+  headers: string;
+}
+
+export type RequestResult =
+  | { status: 'recorded'; won: ReadonlySet<string>; receivedAt: Date }
+  | { status: 'refused'; erased: ReadonlySet<string> }
+  /** A Contact's lock was taken (an erasure): the request must run alone, waiting for it. */
+  | { status: 'busy' }
+  | { status: 'failed'; code: string; message: string };
+
+export interface BatchResult {
+  /** One per request, in order. */
+  requests: RequestResult[];
+  /** What was left of the window of the claims won, when the work was done (ms). */
+  remainingMs: number;
+}
+
+interface ResultRow {
+  o_status: 'recorded' | 'refused' | 'busy' | 'failed' | 'done';
+  o_erased: string[] | null;
+  o_won: string[] | null;
+  o_code: string | null;
+  o_message: string | null;
+  o_received_at: Date;
+  o_remaining_ms: number | null;
+}
+
+// A named statement: each connection parses and plans the call once, then only binds it.
+const STATEMENT = {
+  name: 'events.record_events_batch.1',
+  text: `select * from record_events_batch($1::float8, $2::boolean, $3::text, $4::int4[],
+    $5::int4[], $6::uuid[], $7::jsonb[], $8::int4[], $9::int4[], $10::int4[], $11::int4[],
+    $12::bigint[], $13::uuid[], $14::boolean[], $15::text[], $16::uuid[], $17::uuid[],
+    $18::uuid[], $19::text[], $20::text[], $21::timestamptz[], $22::text[], $23::text[],
+    $24::text[], $25::text[], $26::text[], $27::text[])`,
+};
+
+/**
+ * The advisory lock of a dedupKey in its Tenant, as two int4 (their own lock space, apart from
+ * the Contacts' bigint keys): the first 64 bits of its hash, mixed with the Tenant's.
+ */
+function dedupKeyLock(tenantBits: readonly [number, number], hash: string): [number, number] {
+  return [
+    Number.parseInt(hash.slice(0, 8), 16) ^ tenantBits[0],
+    Number.parseInt(hash.slice(8, 16), 16) ^ tenantBits[1],
+  ];
+}
+
+function batchKeyLocks(requests: readonly BatchRequest[]): [number[], number[]] {
+  const locks = new Map<string, [number, number]>();
+  for (const request of requests) {
+    if (request.claims.length === 0) continue;
+    const hex = request.tenantId.replaceAll('-', '');
+    const tenantBits: [number, number] = [
+      Number.parseInt(hex.slice(0, 8), 16) | 0,
+      Number.parseInt(hex.slice(8, 16), 16) | 0,
+    ];
+    for (const { dedupKeyHash } of request.claims) {
+      const lock = dedupKeyLock(tenantBits, dedupKeyHash);
+      locks.set(`${lock[0]}:${lock[1]}`, lock);
+    }
+  }
+  const sorted = [...locks.values()].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  return [sorted.map((l) => l[0]), sorted.map((l) => l[1])];
+}
+
+/**
+ * Writes the transactions of several requests in one call and one transaction: each request in
+ * its own subtransaction, all or nothing, whatever its neighbours do. `wait`: wait for the
+ * Contacts' locks (a request run alone) instead of answering 'busy'. Throws when the whole
+ * batch failed (nothing of it was written): a timeout, a deadlock, a lost connection.
+ */
+export async function recordBatch(
+  pool: Pool,
+  requests: readonly BatchRequest[],
+  options: { windowMs: number; wait: boolean; topic: string },
+): Promise<BatchResult> {
+  const [keyHi, keyLo] = batchKeyLocks(requests);
+  const l: string[] = [];
+  const cContact: string[] = [];
+  const cCandidate: boolean[] = [];
+  const kHash: string[] = [];
+  const kEvent: string[] = [];
+  const e = {
+    id: [] as string[],
+    contact: [] as (string | null)[],
+    org: [] as (string | null)[],
+    name: [] as string[],
+    occurred: [] as string[],
+    dedup: [] as (string | null)[],
+    hash: [] as (string | null)[],
+    properties: [] as (string | null)[],
+    msgKey: [] as string[],
+    msgHead: [] as string[],
+    msgTail: [] as string[],
+  };
+  for (const request of requests) {
+    l.push(...request.lockKeys);
+    for (const c of request.contacts) {
+      cContact.push(c.contactId);
+      cCandidate.push(c.candidate);
+    }
+    for (const c of request.claims) {
+      kHash.push(c.dedupKeyHash);
+      kEvent.push(c.eventId);
+    }
+    for (const { row, dedupKeyHash, messageKey, messageHead, messageTail } of request.events) {
+      e.id.push(row.id);
+      e.contact.push(row.contactId);
+      e.org.push(row.organizationExternalId);
+      e.name.push(row.eventName);
+      e.occurred.push(row.occurredAt);
+      e.dedup.push(row.dedupKey);
+      e.hash.push(dedupKeyHash);
+      e.properties.push(row.properties);
+      e.msgKey.push(messageKey);
+      e.msgHead.push(messageHead);
+      e.msgTail.push(messageTail);
+    }
+  }
+  const { rows } = await pool.query<ResultRow>({
+    ...STATEMENT,
+    values: [
+      options.windowMs / 1000,
+      options.wait,
+      options.topic,
+      keyHi,
+      keyLo,
+      requests.map((r) => r.tenantId),
+      requests.map((r) => r.headers),
+      requests.map((r) => r.lockKeys.length),
+      requests.map((r) => r.contacts.length),
+      requests.map((r) => r.claims.length),
+      requests.map((r) => r.events.length),
+      l,
+      cContact,
+      cCandidate,
+      kHash,
+      kEvent,
+      e.id,
+      e.contact,
+      e.org,
+      e.name,
+      e.occurred,
+      e.dedup,
+      e.hash,
+      e.properties,
+      e.msgKey,
+      e.msgHead,
+      e.msgTail,
+    ],
+  });
+  const done = rows[rows.length - 1];
+  if (done?.o_status !== 'done' || rows.length !== requests.length + 1) {
+    throw new Error('record_events_batch answered an unexpected result');
+  }
+  return {
+    remainingMs: done.o_remaining_ms ?? 0,
+    requests: rows.slice(0, -1).map((row): RequestResult => {
+      switch (row.o_status) {
+        case 'recorded':
+          return { status: 'recorded', won: new Set(row.o_won), receivedAt: row.o_received_at };
+        case 'refused':
+          return { status: 'refused', erased: new Set(row.o_erased) };
+        case 'busy':
+          return { status: 'busy' };
+        default:
+          return { status: 'failed', code: row.o_code ?? 'XX000', message: row.o_message ?? '' };
+      }
+    }),
+  };
+}

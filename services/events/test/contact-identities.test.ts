@@ -1,0 +1,404 @@
+// The contact identity projection: the relay process fills it from herald.contacts.changed and
+// herald.contacts.erased (written by the real contacts process these tests run), recording
+// answers from it what it knows for sure, and asks the contacts service, in one call, everything
+// else. The fallback below is the real HTTP client, counted: each of its calls is one request to
+// the contacts service.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { TOPICS } from '@herald/messages';
+import { contactsIdentityResolver } from '../src/clients/contacts-identity-resolver.js';
+import { projectedIdentityResolver } from '../src/clients/projected-identity-resolver.js';
+import { loadRelayConfig } from '../src/config.js';
+import { externalIdDigest } from '../src/data/contact-identities.js';
+import type { IdentityQuery, IdentityResolver } from '../src/domain/identities.js';
+import { applyContactIdentityMessage } from '../src/relay/contact-identities-consumer.js';
+import { startRelayProcess, type RelayProcess } from '../src/relay/relay-process.js';
+import { databaseUrl, KAFKA_BROKERS, silentLogger, testPool } from './contact-data-support.js';
+import {
+  SERVICE_TOKEN,
+  startEventsService,
+  type TestContact,
+  type TestEventsService,
+} from './support.js';
+
+// Its own database: the relay process here publishes and deletes its outbox rows.
+const DATABASE = 'herald_events_test_identities';
+/** How soon a Contact written to the contacts service must be resolvable here. */
+const FRESHNESS_BOUND_MS = 5_000;
+const occurredAt = '2026-11-21T10:00:00Z';
+
+const pool = testPool(DATABASE);
+let service: TestEventsService;
+let relay: RelayProcess | undefined;
+let contacts: IdentityResolver | undefined;
+/** Every call the resolver made to the contacts service, with its Tenant and queries. */
+const calls: Array<{ tenantId: string; queries: IdentityQuery[] }> = [];
+const callsOf = (tenantId: string) => calls.filter((c) => c.tenantId === tenantId);
+
+const fallback: IdentityResolver = (tenantId, queries) => {
+  calls.push({ tenantId, queries: [...queries] });
+  contacts ??= contactsIdentityResolver({
+    contactsUrl: service.contacts.url,
+    serviceToken: SERVICE_TOKEN,
+  });
+  return contacts(tenantId, queries);
+};
+
+async function startRelay(): Promise<RelayProcess> {
+  const config = loadRelayConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: databaseUrl(DATABASE),
+    KAFKA_BROKERS: KAFKA_BROKERS.join(','),
+  });
+  relay = await startRelayProcess(config, { logger: silentLogger(), pollIntervalMs: 50 });
+  return relay;
+}
+
+async function stopRelay(): Promise<void> {
+  await relay?.close();
+  relay = undefined;
+}
+
+async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+interface ProjectedRow {
+  external_id_sha256: Buffer | null;
+  updated_at: Date | null;
+  erased: boolean;
+}
+
+async function projected(tenantId: string, contactId: string): Promise<ProjectedRow | undefined> {
+  const { rows } = await pool.query<ProjectedRow>(
+    `select external_id_sha256, updated_at, erased from contact_identities
+     where tenant_id = $1 and contact_id = $2`,
+    [tenantId, contactId],
+  );
+  return rows[0];
+}
+
+const waitUntilProjected = (tenantId: string, contactId: string, timeoutMs?: number) =>
+  waitUntil(
+    async () => (await projected(tenantId, contactId))?.erased === false,
+    'the Contact is projected',
+    timeoutMs,
+  );
+
+async function storedContactIds(tenantId: string): Promise<Array<string | null>> {
+  const { rows } = await service.pool.query<{ contact_id: string | null }>(
+    'select contact_id from events where tenant_id = $1 order by received_at, event_name',
+    [tenantId],
+  );
+  return rows.map((r) => r.contact_id);
+}
+
+beforeAll(async () => {
+  service = await startEventsService({
+    database: DATABASE,
+    // The contacts service's erasure calls this service's internal route, as in production.
+    contactDataSeam: true,
+    deps: { resolveIdentities: projectedIdentityResolver({ pool, fallback }) },
+  });
+});
+
+afterAll(async () => {
+  await stopRelay();
+  await service?.close();
+  await pool.end();
+});
+
+/** Filled by the first test, projected by the second. */
+let early: { tenantId: string; token: string; contact: TestContact };
+
+describe('fallback to the contacts service', () => {
+  test('when a Contact was created a moment ago and the projection has not seen it, then its Events are recorded through one call to contacts per request, and an unknown one is refused by contacts', async () => {
+    const { tenantId, token } = service.newTenant();
+    const contact = await service.contacts.createContact(tenantId, {
+      externalId: `early-${randomUUID()}`,
+    });
+    early = { tenantId, token, contact };
+    // No relay runs yet: nothing can have been projected.
+    expect(await projected(tenantId, contact.id)).toBeUndefined();
+
+    const byId = await service.record('by-contact-id', token, [
+      { contactId: contact.id.toUpperCase(), eventName: 'A', occurredAt },
+    ]);
+    const byExternalId = await service.record('by-external-id', token, {
+      contactExternalId: contact.externalId,
+      eventName: 'B',
+      occurredAt,
+    });
+    const unknown = await service.record('by-contact-id', token, {
+      contactId: randomUUID(),
+      eventName: 'C',
+      occurredAt,
+    });
+
+    expect([byId.status, byExternalId.status, unknown.status]).toEqual([202, 202, 422]);
+    expect(callsOf(tenantId)).toHaveLength(3);
+    expect(await storedContactIds(tenantId)).toEqual([contact.id, contact.id]);
+  });
+});
+
+describe('the projection', () => {
+  test('when the relay process runs, then it catches up with the topics, and a Contact written to the contacts service becomes resolvable here within the bound', async () => {
+    await startRelay();
+    // Catching up: the Contact created before the relay started arrives too.
+    await waitUntilProjected(early.tenantId, early.contact.id);
+
+    const { tenantId } = service.newTenant();
+    const started = Date.now();
+    const contact = await service.contacts.createContact(tenantId, {
+      externalId: `fresh-${randomUUID()}`,
+    });
+    await waitUntilProjected(tenantId, contact.id, FRESHNESS_BOUND_MS);
+    const freshnessMs = Date.now() - started;
+
+    process.stderr.write(`contact identity projection: projected ${freshnessMs} ms after PUT\n`);
+    expect(freshnessMs).toBeLessThan(FRESHNESS_BOUND_MS);
+    const row = await projected(tenantId, contact.id);
+    expect(row?.external_id_sha256?.equals(externalIdDigest(contact.externalId!))).toBe(true);
+  });
+
+  test('when every identity of a request is projected, then it is recorded without any call to the contacts service', async () => {
+    const { tenantId, token } = early;
+    const before = callsOf(tenantId).length;
+    const other = await service.contacts.createContact(tenantId);
+    await waitUntilProjected(tenantId, other.id);
+
+    const byId = await service.record('by-contact-id', token, [
+      { contactId: early.contact.id, eventName: 'D', occurredAt },
+      { contactId: other.id.toUpperCase(), eventName: 'E', occurredAt },
+    ]);
+    const byExternalId = await service.record('by-external-id', token, {
+      contactExternalId: early.contact.externalId,
+      eventName: 'F',
+      occurredAt,
+    });
+
+    expect([byId.status, byExternalId.status]).toEqual([202, 202]);
+    expect(callsOf(tenantId)).toHaveLength(before);
+    expect((await storedContactIds(tenantId)).slice(2)).toEqual([
+      early.contact.id,
+      other.id,
+      early.contact.id,
+    ]);
+  });
+
+  test('when some identities of a request are not projected, then one call asks contacts only for those, and its answers keep their places', async () => {
+    const { tenantId, token } = early;
+    const before = callsOf(tenantId).length;
+    const missing = randomUUID();
+
+    const res = await service.record('by-contact-id', token, [
+      { contactId: early.contact.id, eventName: 'G', occurredAt },
+      { contactId: missing, eventName: 'H', occurredAt },
+      { contactId: 'not-a-uuid', eventName: 'I', occurredAt },
+    ]);
+
+    expect(res.status).toBe(422);
+    const body = await res.json<{ unresolved: Array<{ index: number }> }>();
+    expect(body.unresolved.map((i) => i.index)).toEqual([1, 2]);
+    expect(callsOf(tenantId).slice(before)).toEqual([
+      { tenantId, queries: [{ contactId: missing }, { contactId: 'not-a-uuid' }] },
+    ]);
+  });
+
+  test('when Events name a projected Contact by email, or an organization, then the contacts service is asked', async () => {
+    const { tenantId, token, contact } = early;
+    await service.contacts.createOrganization(tenantId, 'acme');
+    const before = callsOf(tenantId).length;
+
+    const byEmail = await service.record('by-email', token, {
+      contactEmail: contact.email,
+      eventName: 'J',
+      occurredAt,
+    });
+    const byOrganization = await service.record('by-organization', token, {
+      organizationExternalId: 'acme',
+      contactId: contact.id,
+      eventName: 'K',
+      occurredAt,
+    });
+
+    expect([byEmail.status, byOrganization.status]).toEqual([202, 202]);
+    expect(callsOf(tenantId).slice(before)).toEqual([
+      { tenantId, queries: [{ contactEmail: contact.email }] },
+      { tenantId, queries: [{ contactId: contact.id, organizationExternalId: 'acme' }] },
+    ]);
+  });
+});
+
+describe('erasure', () => {
+  test('when a projected Contact is erased, then it is never resolved from the projection, before its contact.erased message arrives or after, and its externalId may name a new Contact', async () => {
+    const { tenantId, token } = service.newTenant();
+    const externalId = `erased-${randomUUID()}`;
+    const contact = await service.contacts.createContact(tenantId, { externalId });
+    await waitUntilProjected(tenantId, contact.id);
+    // No message can arrive meanwhile: only this service's own erasure route acts.
+    await stopRelay();
+
+    const erased = await service.contacts.request(
+      'POST',
+      `/v1/contacts/by-id/${contact.id}/erase`,
+      { token },
+    );
+    expect(erased.status).toBe(204);
+    expect(await projected(tenantId, contact.id)).toEqual({
+      external_id_sha256: null,
+      updated_at: null,
+      erased: true,
+    });
+    const refusedBefore = [
+      await service.record('by-contact-id', token, {
+        contactId: contact.id,
+        eventName: 'L',
+        occurredAt,
+      }),
+      await service.record('by-external-id', token, {
+        contactExternalId: externalId,
+        eventName: 'M',
+        occurredAt,
+      }),
+    ];
+    expect(refusedBefore.map((r) => r.status)).toEqual([422, 422]);
+    expect(callsOf(tenantId)).toHaveLength(2);
+
+    // The erasure's messages (and any replay of the Contact's snapshots) arrive.
+    const running = await startRelay();
+    await waitUntil(
+      async () => (await running.contactIdentities.lag().catch(() => -1)) === 0,
+      'the consumer caught up',
+    );
+    expect((await projected(tenantId, contact.id))?.erased).toBe(true);
+    const refusedAfter = await service.record('by-contact-id', token, {
+      contactId: contact.id,
+      eventName: 'N',
+      occurredAt,
+    });
+    expect(refusedAfter.status).toBe(422);
+    expect(callsOf(tenantId)).toHaveLength(3);
+
+    // The externalId is free again: it names the new Contact, locally too once projected.
+    const successor = await service.contacts.createContact(tenantId, { externalId });
+    await waitUntilProjected(tenantId, successor.id);
+    const recorded = await service.record('by-external-id', token, {
+      contactExternalId: externalId,
+      eventName: 'O',
+      occurredAt,
+    });
+    expect(recorded.status).toBe(202);
+    expect(callsOf(tenantId)).toHaveLength(3);
+    expect(await storedContactIds(tenantId)).toEqual([successor.id]);
+  });
+});
+
+describe('replays and reordering', () => {
+  const snapshot = (
+    tenantId: string,
+    contactId: string,
+    updatedAt: string,
+    externalId?: string,
+  ) => ({
+    topic: TOPICS.contactsChanged,
+    key: contactId,
+    value: JSON.stringify({
+      version: 1,
+      type: 'contact.updated',
+      messageId: randomUUID(),
+      tenantId,
+      occurredAt: updatedAt,
+      contact: {
+        id: contactId,
+        ...(externalId === undefined ? {} : { externalId }),
+        email: 'someone@example.com',
+        createdAt: '2026-11-20T10:00:00.000Z',
+        updatedAt,
+      },
+    }),
+  });
+  const erasedMessage = (tenantId: string, contactId: string) => ({
+    topic: TOPICS.contactsErased,
+    key: contactId,
+    value: JSON.stringify({
+      version: 1,
+      type: 'contact.erased',
+      messageId: randomUUID(),
+      tenantId,
+      contactId,
+      occurredAt: '2026-11-22T10:00:00.000Z',
+    }),
+  });
+  const noFallback: IdentityResolver = () => Promise.reject(new Error('contacts was asked'));
+  const resolveLocally = projectedIdentityResolver({ pool, fallback: noFallback });
+
+  test('when an older snapshot is replayed after a newer one, then nothing changes', async () => {
+    const tenantId = randomUUID();
+    const contactId = randomUUID();
+    const older = snapshot(tenantId, contactId, '2026-11-20T10:00:00.000Z');
+    const newer = snapshot(tenantId, contactId, '2026-11-21T10:00:00.000Z', 'ext-1');
+
+    await applyContactIdentityMessage(pool, newer);
+    const afterNewer = await projected(tenantId, contactId);
+    await applyContactIdentityMessage(pool, older);
+    await applyContactIdentityMessage(pool, newer);
+
+    expect(await projected(tenantId, contactId)).toEqual(afterNewer);
+    expect(afterNewer?.updated_at?.toISOString()).toBe('2026-11-21T10:00:00.000Z');
+    expect(await resolveLocally(tenantId, [{ contactExternalId: 'ext-1' }, { contactId }])).toEqual(
+      [
+        { contactId, organizationExists: null },
+        { contactId, organizationExists: null },
+      ],
+    );
+  });
+
+  test('when a snapshot arrives after its Contact was erased (a replay, or its erasure seen first), then the Contact stays erased and the lookup goes to contacts', async () => {
+    const tenantId = randomUUID();
+    const contactId = randomUUID();
+    const other = randomUUID();
+    await applyContactIdentityMessage(pool, erasedMessage(tenantId, contactId));
+    await applyContactIdentityMessage(
+      pool,
+      snapshot(tenantId, contactId, '2026-11-23T10:00:00.000Z', 'ext-2'),
+    );
+    // The compaction tombstone names the Contact by id alone.
+    await applyContactIdentityMessage(pool, snapshot(tenantId, other, '2026-11-23T10:00:00.000Z'));
+    await applyContactIdentityMessage(pool, {
+      topic: TOPICS.contactsChanged,
+      key: other,
+      value: null,
+    });
+
+    expect((await projected(tenantId, contactId))?.erased).toBe(true);
+    expect((await projected(tenantId, other))?.erased).toBe(true);
+    const asked: IdentityQuery[][] = [];
+    const answers = await projectedIdentityResolver({
+      pool,
+      fallback: (_tenantId, queries) => {
+        asked.push([...queries]);
+        return Promise.resolve(queries.map(() => ({ contactId: null, organizationExists: null })));
+      },
+    })(tenantId, [{ contactId }, { contactExternalId: 'ext-2' }, { contactId: other }]);
+    expect(asked).toEqual([[{ contactId }, { contactExternalId: 'ext-2' }, { contactId: other }]]);
+    expect(answers.every((a) => a.contactId === null)).toBe(true);
+  });
+
+  test('when two live Contacts carry one externalId (an erasure not seen yet), then it is not answered here', async () => {
+    const tenantId = randomUUID();
+    const [a, b] = [randomUUID(), randomUUID()];
+    await applyContactIdentityMessage(pool, snapshot(tenantId, a, '2026-11-20T10:00:00.000Z', 'x'));
+    await applyContactIdentityMessage(pool, snapshot(tenantId, b, '2026-11-21T10:00:00.000Z', 'x'));
+
+    await expect(resolveLocally(tenantId, [{ contactExternalId: 'x' }])).rejects.toThrow(
+      'contacts was asked',
+    );
+  });
+});

@@ -60,7 +60,7 @@ export function renderNginxConf() {
       (s) =>
         `  upstream ${upstreamName(s)} {\n` +
         `    server ${host}:${s.port} max_fails=0;\n` +
-        '    keepalive 16;\n' +
+        '    keepalive 64;\n' +
         '    keepalive_timeout 4s;\n' +
         '  }',
     )

@@ -401,4 +401,45 @@ describe('replays and reordering', () => {
       'contacts was asked',
     );
   });
+
+  test('when requests of two Tenants ask in the same turn, then one statement answers both, and each only from its own Tenant', async () => {
+    const [tenantA, tenantB] = [randomUUID(), randomUUID()];
+    const [a, b] = [randomUUID(), randomUUID()];
+    await applyContactIdentityMessage(
+      pool,
+      snapshot(tenantA, a, '2026-11-20T10:00:00.000Z', 'same'),
+    );
+    await applyContactIdentityMessage(
+      pool,
+      snapshot(tenantB, b, '2026-11-20T10:00:00.000Z', 'same'),
+    );
+    const asked: Array<{ tenantId: string; queries: IdentityQuery[] }> = [];
+    let statements = 0;
+    const counted = {
+      query: (...args: Parameters<typeof pool.query>) => {
+        statements += 1;
+        return pool.query(...args);
+      },
+    } as unknown as typeof pool;
+    const resolve = projectedIdentityResolver({
+      pool: counted,
+      fallback: (tenantId, queries) => {
+        asked.push({ tenantId, queries: [...queries] });
+        return Promise.resolve(queries.map(() => ({ contactId: null, organizationExists: null })));
+      },
+    });
+    const [ofA, ofB] = await Promise.all([
+      resolve(tenantA, [{ contactExternalId: 'same' }, { contactId: a }, { contactId: b }]),
+      resolve(tenantB, [{ contactExternalId: 'same' }, { contactId: b }, { contactId: a }]),
+    ]);
+
+    expect(ofA.map((r) => r.contactId)).toEqual([a, a, null]);
+    expect(ofB.map((r) => r.contactId)).toEqual([b, b, null]);
+    // The other Tenant's Contact id is a miss here, left to the contacts service.
+    expect(asked).toEqual([
+      { tenantId: tenantA, queries: [{ contactId: b }] },
+      { tenantId: tenantB, queries: [{ contactId: a }] },
+    ]);
+    expect(statements).toBe(1);
+  });
 });

@@ -1,6 +1,6 @@
 import type { Pool } from '@herald/db';
 import { isUuid, type Logger } from '@herald/http';
-import { lookupContactIdentities } from '../data/contact-identities.js';
+import { coalescedIdentityLookup } from '../data/contact-identities.js';
 import type { IdentityQuery, IdentityResolver, ResolvedIdentity } from '../domain/identities.js';
 
 /** What one query asks the projection, when it may answer it at all. */
@@ -27,7 +27,8 @@ function localQuery(query: IdentityQuery): LocalQuery | undefined {
 }
 
 /**
- * Resolves from the Contact identity projection (one query per request) what it knows for sure,
+ * Resolves from the Contact identity projection (one query per turn of the event loop, for every
+ * request that asks in it) what it knows for sure,
  * and asks `fallback` (the contacts service, one call) everything else: misses, emails,
  * organizations. A miss is never "unknown": only the contacts service's answer can refuse an
  * Event. The projection failing leaves every query to the fallback.
@@ -37,6 +38,7 @@ export function projectedIdentityResolver(options: {
   fallback: IdentityResolver;
   logger?: Logger;
 }): IdentityResolver {
+  const lookupContactIdentities = coalescedIdentityLookup(options.pool);
   return async (tenantId, queries) => {
     const local = queries.map(localQuery);
     const answers: Array<ResolvedIdentity | undefined> = queries.map(() => undefined);
@@ -45,7 +47,7 @@ export function projectedIdentityResolver(options: {
       ...new Set(local.flatMap((q) => (q && 'externalId' in q ? [q.externalId] : []))),
     ];
     if (ids.length > 0 || externalIds.length > 0) {
-      const known = await lookupContactIdentities(options.pool, tenantId, ids, externalIds).catch(
+      const known = await lookupContactIdentities(tenantId, ids, externalIds).catch(
         (err: unknown) => {
           options.logger?.warn({ err }, 'identity projection lookup failed; asking contacts');
           return undefined;

@@ -14,35 +14,67 @@ export interface ProjectedIdentities {
   byExternalId: Map<string, string>;
 }
 
+/** One request's lookup: some Contact ids and externalIds of one Tenant. */
+interface Lookup {
+  tenantId: string;
+  contactIds: readonly string[];
+  externalIds: readonly string[];
+}
+
+interface Row {
+  tenant_id: string;
+  contact_id: string;
+  external_id_sha256: Buffer | null;
+}
+
 /**
- * One query for a whole request. A Contact erased here (`erased_contacts`, written by this
- * service's own erasure before the contacts service lets go of the Contact) is never answered,
- * even when the projection has not seen its erasure yet. An externalId two live rows claim (the
- * old Contact's erasure not yet seen, the new one's creation already) is not answered either.
+ * The rows that can answer a set of lookups, across Tenants, in one statement. A Contact erased
+ * here (`erased_contacts`, written by this service's own erasure before the contacts service
+ * lets go of the Contact) is never returned, even when the projection has not seen its erasure
+ * yet.
  */
-export async function lookupContactIdentities(
-  db: Queryable,
-  tenantId: string,
-  contactIds: readonly string[],
-  externalIds: readonly string[],
-): Promise<ProjectedIdentities> {
-  const found: ProjectedIdentities = { ids: new Set(), byExternalId: new Map() };
-  if (contactIds.length === 0 && externalIds.length === 0) return found;
-  // digest (hex) → the asked externalId
-  const asked = new Map(externalIds.map((id) => [externalIdDigest(id).toString('hex'), id]));
-  const { rows } = await db.query<{ contact_id: string; external_id_sha256: Buffer | null }>(
-    `select ci.contact_id, ci.external_id_sha256
+async function selectIdentities(db: Queryable, lookups: readonly Lookup[]): Promise<Row[]> {
+  const idTenants: string[] = [];
+  const ids: string[] = [];
+  const digestTenants: string[] = [];
+  const digests: Buffer[] = [];
+  for (const { tenantId, contactIds, externalIds } of lookups) {
+    for (const id of contactIds) {
+      idTenants.push(tenantId);
+      ids.push(id);
+    }
+    for (const externalId of externalIds) {
+      digestTenants.push(tenantId);
+      digests.push(externalIdDigest(externalId));
+    }
+  }
+  const { rows } = await db.query<Row>({
+    name: 'events.lookup-contact-identities',
+    text: `select ci.tenant_id, ci.contact_id, ci.external_id_sha256
      from contact_identities ci
-     where ci.tenant_id = $1 and not ci.erased
-       and (ci.contact_id = any($2::uuid[]) or ci.external_id_sha256 = any($3::bytea[]))
+     where not ci.erased
+       and ((ci.tenant_id, ci.contact_id) in (select * from unnest($1::uuid[], $2::uuid[]))
+         or (ci.tenant_id, ci.external_id_sha256) in (select * from unnest($3::uuid[], $4::bytea[])))
        and not exists (
          select 1 from erased_contacts e
          where e.tenant_id = ci.tenant_id and e.contact_id = ci.contact_id)`,
-    [tenantId, contactIds, [...asked.keys()].map((hex) => Buffer.from(hex, 'hex'))],
-  );
-  const askedIds = new Set(contactIds);
+    values: [idTenants, ids, digestTenants, digests],
+  });
+  return rows;
+}
+
+/**
+ * What one lookup learns from the rows: only its own Tenant's. An externalId two live rows claim
+ * (the old Contact's erasure not yet seen, the new one's creation already) is not answered.
+ */
+function answerOf(lookup: Lookup, rows: readonly Row[]): ProjectedIdentities {
+  const found: ProjectedIdentities = { ids: new Set(), byExternalId: new Map() };
+  // digest (hex) → the asked externalId
+  const asked = new Map(lookup.externalIds.map((id) => [externalIdDigest(id).toString('hex'), id]));
+  const askedIds = new Set(lookup.contactIds);
   const ambiguous = new Set<string>();
   for (const row of rows) {
+    if (row.tenant_id !== lookup.tenantId) continue;
     if (askedIds.has(row.contact_id)) found.ids.add(row.contact_id);
     const externalId = row.external_id_sha256 && asked.get(row.external_id_sha256.toString('hex'));
     if (externalId === undefined || externalId === null) continue;
@@ -51,6 +83,47 @@ export async function lookupContactIdentities(
   }
   for (const externalId of ambiguous) found.byExternalId.delete(externalId);
   return found;
+}
+
+/** What the projection knows for sure about some Contact ids and externalIds of one Tenant. */
+export type IdentityLookup = (
+  tenantId: string,
+  contactIds: readonly string[],
+  externalIds: readonly string[],
+) => Promise<ProjectedIdentities>;
+
+/**
+ * The projection's lookup for concurrent requests: the lookups asked in one turn of the event
+ * loop go to PostgreSQL as one statement, and each gets the answer for its own Tenant only.
+ * Under load this turns one round trip per request into one per turn.
+ */
+export function coalescedIdentityLookup(db: Queryable): IdentityLookup {
+  let pending: Array<{
+    lookup: Lookup;
+    resolve: (found: ProjectedIdentities) => void;
+    reject: (err: unknown) => void;
+  }> = [];
+  function flush(): void {
+    const batch = pending;
+    pending = [];
+    selectIdentities(
+      db,
+      batch.map((p) => p.lookup),
+    ).then(
+      (rows) => batch.forEach((p) => p.resolve(answerOf(p.lookup, rows))),
+      (err: unknown) => batch.forEach((p) => p.reject(err)),
+    );
+  }
+  return (tenantId, contactIds, externalIds) => {
+    const lookup = { tenantId, contactIds, externalIds };
+    if (contactIds.length === 0 && externalIds.length === 0) {
+      return Promise.resolve(answerOf(lookup, []));
+    }
+    return new Promise((resolve, reject) => {
+      if (pending.length === 0) setImmediate(flush);
+      pending.push({ lookup, resolve, reject });
+    });
+  };
 }
 
 /**

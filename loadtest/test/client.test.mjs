@@ -69,7 +69,7 @@ function fakeHerald() {
         case 'unauthorized-always':
           return reply(res, 401, {}, { code: 'unauthenticated' });
         case 'no-answer-once':
-          if (first) return setTimeout(() => reply(res, 202), 2500); // past REQUEST_TIMEOUT (1s)
+          if (first) return setTimeout(() => reply(res, 202), 6000); // past REQUEST_TIMEOUT (3s)
           return reply(res, 202);
         case 'unavailable-once':
           return first
@@ -119,7 +119,8 @@ test('when Herald misbehaves, then the client waits, refreshes and resends as a 
       BASE_URL: `http://127.0.0.1:${fake.server.address().port}`,
       CLIENT_ID,
       CLIENT_SECRET,
-      REQUEST_TIMEOUT: '1s',
+      // Long enough that a busy machine never times out an answer the fake gives at once.
+      REQUEST_TIMEOUT: '3s',
       TOKEN_REFRESH_MARGIN_S: '60',
       TOKEN_REFRESH_JITTER_S: '0',
       MAX_RESENDS: '2',

@@ -9,6 +9,7 @@ import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { loadEventsConfig } from './config.js';
 import { contactsIdentityResolver } from './clients/contacts-identity-resolver.js';
+import { coalescedIdentityResolver } from './clients/coalesced-identity-resolver.js';
 import { projectedIdentityResolver } from './clients/projected-identity-resolver.js';
 
 const config = loadEventsConfig();
@@ -27,14 +28,17 @@ const app = createApp({
   logger,
   policy: publicApi.policy,
   redis,
-  // The projection (fed by the relay process) first; contacts for the rest, in one call.
+  // The projection (fed by the relay process) first; contacts for the rest, one call per Tenant
+  // for the requests that ask in the same turn.
   resolveIdentities: projectedIdentityResolver({
     pool,
     logger,
-    fallback: contactsIdentityResolver({
-      contactsUrl: config.SERVICE_URL_CONTACTS,
-      serviceToken: config.SERVICE_TOKEN,
-    }),
+    fallback: coalescedIdentityResolver(
+      contactsIdentityResolver({
+        contactsUrl: config.SERVICE_URL_CONTACTS,
+        serviceToken: config.SERVICE_TOKEN,
+      }),
+    ),
   }),
   tenantExists: authTenantDirectory({
     authUrl: config.SERVICE_URL_AUTH,

@@ -445,6 +445,11 @@ export async function run({
     [tenantId],
   );
   const recorded = rows[0].n;
+  // The bench Tenant's Events have served: left behind, every run would add hundreds of thousands
+  // of rows to the stack's database (and to every dump the erasure tests take of it).
+  for (const table of ['events', 'dedup_claims', 'event_names']) {
+    await eventsDb.query(`delete from ${table} where tenant_id = $1`, [tenantId]);
+  }
   await eventsDb.end();
 
   const byName = Object.fromEntries(results.map((r) => [r.name, r]));

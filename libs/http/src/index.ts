@@ -19,6 +19,7 @@ export {
   defineService,
   openApiPath,
   operationsOf,
+  settingsOf,
   type HttpMethod,
   type IngressRule,
   type PrefixRule,

@@ -138,3 +138,14 @@ export function operationsOf(routes: RouteTable): ApiOperation[] {
   }
   return operations;
 }
+
+/**
+ * The variables a process reads besides its secrets, from its config schema: the manifest can
+ * then never list a setting the process does not read, nor miss one it does.
+ */
+export function settingsOf(
+  schema: { shape: Record<string, unknown> },
+  secrets: readonly string[],
+): string[] {
+  return Object.keys(schema.shape).filter((name) => !secrets.includes(name));
+}

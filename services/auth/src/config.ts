@@ -13,7 +13,8 @@ const databaseEnv = {
   DATABASE_URL: url('postgres://herald@127.0.0.1:55432/herald_auth'),
 };
 
-const schema = z.object({
+/** Every variable the service reads; its manifest lists them from here. */
+export const configSchema = z.object({
   ...httpServerEnv(DEFAULT_PORT),
   ...databaseEnv,
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
@@ -45,10 +46,10 @@ const schema = z.object({
     .default(DEFAULT_GUARD.address.refillPerSecond * 60),
 });
 
-export type AuthConfig = Readonly<z.output<typeof schema>>;
+export type AuthConfig = Readonly<z.output<typeof configSchema>>;
 
 export function loadAuthConfig(env: Record<string, string | undefined> = process.env): AuthConfig {
-  return loadConfig(schema, env);
+  return loadConfig(configSchema, env);
 }
 
 export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {

@@ -1,7 +1,7 @@
 // The auth service, declared once: its process and its routes. `npm run generate` derives the
 // OpenAPI document, the local stack's registry, the chart's process list and the compose
 // ingress from it; the app mounts its routes from it. Light on purpose: scripts import it.
-import { defineService, errorSchemas } from '@herald/http';
+import { defineService, errorSchemas, settingsOf } from '@herald/http';
 import {
   apiKeyResponse,
   createApiKeyBody,
@@ -9,10 +9,14 @@ import {
   tenantResponse,
   tokenResponse,
 } from './schemas.js';
+import { configSchema } from './config.js';
 
 const { standardError } = errorSchemas;
 const unauthorizedAdmin = { description: 'missing or wrong admin token', schema: standardError };
 const tenantId = { tenantId: { description: 'the Tenant id' } };
+
+/** The shared secrets the service gets (from the Secret, never from settings). */
+const SECRETS = ['ADMIN_TOKEN', 'SERVICE_TOKEN', 'AUTH_SIGNING_KEYS'];
 
 export const manifest = defineService({
   name: 'auth',
@@ -24,25 +28,8 @@ export const manifest = defineService({
       database: 'herald_auth',
       migrate: 'dist/migrate.js',
       nodeArgs: ['--import', '@herald/telemetry/register'],
-      secrets: ['ADMIN_TOKEN', 'SERVICE_TOKEN', 'AUTH_SIGNING_KEYS'],
-      settings: [
-        'HOST',
-        'PORT',
-        'LOG_LEVEL',
-        'SHUTDOWN_TIMEOUT_MS',
-        'DATABASE_URL',
-        'DATABASE_POOL_MAX',
-        'AUTH_ISSUER',
-        'AUTH_AUDIENCE',
-        'HASH_CONCURRENCY',
-        'HASH_QUEUE',
-        'REDIS_URL',
-        'REDIS_CLUSTER_NODES',
-        'EXCHANGE_GUARD_CLIENT_BURST',
-        'EXCHANGE_GUARD_CLIENT_REFILL_PER_MINUTE',
-        'EXCHANGE_GUARD_ADDRESS_BURST',
-        'EXCHANGE_GUARD_ADDRESS_REFILL_PER_MINUTE',
-      ],
+      secrets: SECRETS,
+      settings: settingsOf(configSchema, SECRETS),
       calls: {},
       ingress: [
         { exact: '/v1/token' },

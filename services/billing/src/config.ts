@@ -10,7 +10,8 @@ const setupEnv = {
   KAFKA_BROKERS: list('127.0.0.1:59092'),
 };
 
-const schema = z.object({
+/** Every variable the service reads; its manifest lists them from here. */
+export const configSchema = z.object({
   ...httpServerEnv(DEFAULT_PORT),
   ...setupEnv,
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
@@ -23,12 +24,12 @@ const schema = z.object({
   BILLING_SUSPEND_AFTER_FAILURES: int(3, 1),
 });
 
-export type BillingConfig = Readonly<z.output<typeof schema>>;
+export type BillingConfig = Readonly<z.output<typeof configSchema>>;
 
 export function loadBillingConfig(
   env: Record<string, string | undefined> = process.env,
 ): BillingConfig {
-  return loadConfig(schema, env);
+  return loadConfig(configSchema, env);
 }
 
 export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {

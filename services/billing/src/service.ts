@@ -1,9 +1,10 @@
 // The billing service, declared once: its process and its routes. `npm run generate` derives
 // the OpenAPI document, the local stack's registry, the chart's process list and the compose
 // ingress from it; the app mounts its routes from it. Light on purpose: scripts import it.
-import { defineService, errorSchemas, type RouteSpec } from '@herald/http';
+import { defineService, errorSchemas, settingsOf, type RouteSpec } from '@herald/http';
 import { TOPICS } from '@herald/messages';
 import { subscriptionStatusResponse } from './schemas.js';
+import { configSchema } from './config.js';
 
 const error = (description: string) => ({ description, schema: errorSchemas.standardError });
 
@@ -19,6 +20,9 @@ const billingResponses = (success: string) => ({
   404: error('no such Tenant'),
   503: error('service_unavailable: the database or the auth service is unreachable'),
 });
+
+/** The shared secrets the service gets (from the Secret, never from settings). */
+const SECRETS = ['ADMIN_TOKEN', 'SERVICE_TOKEN'];
 
 export const manifest = defineService({
   name: 'billing',
@@ -36,20 +40,8 @@ export const manifest = defineService({
         creates: [TOPICS.subscriptionsChanged],
         produces: [TOPICS.subscriptionsChanged],
       },
-      secrets: ['ADMIN_TOKEN', 'SERVICE_TOKEN'],
-      settings: [
-        'HOST',
-        'PORT',
-        'LOG_LEVEL',
-        'SHUTDOWN_TIMEOUT_MS',
-        'DATABASE_URL',
-        'KAFKA_BROKERS',
-        'DATABASE_POOL_MAX',
-        'REDIS_URL',
-        'REDIS_CLUSTER_NODES',
-        'SERVICE_URL_AUTH',
-        'BILLING_SUSPEND_AFTER_FAILURES',
-      ],
+      secrets: SECRETS,
+      settings: settingsOf(configSchema, SECRETS),
       calls: { auth: 'whether a Tenant exists' },
       ingress: [{ regex: '^/admin/v1/tenants/[^/]+/billing(/.*)?$' }],
     },

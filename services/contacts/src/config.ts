@@ -11,7 +11,8 @@ const setupEnv = {
   KAFKA_BROKERS: list('127.0.0.1:59092'),
 };
 
-const schema = z.object({
+/** Every variable the service reads; its manifest lists them from here. */
+export const configSchema = z.object({
   ...httpServerEnv(DEFAULT_PORT),
   ...setupEnv,
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
@@ -26,12 +27,12 @@ const schema = z.object({
   CONTACT_DATA_SERVICES: urlList(),
 });
 
-export type ContactsConfig = Readonly<z.output<typeof schema>>;
+export type ContactsConfig = Readonly<z.output<typeof configSchema>>;
 
 export function loadContactsConfig(
   env: Record<string, string | undefined> = process.env,
 ): ContactsConfig {
-  return loadConfig(schema, env);
+  return loadConfig(configSchema, env);
 }
 
 export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {

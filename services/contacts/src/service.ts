@@ -2,10 +2,11 @@
 // the OpenAPI document, the local stack's registry, the chart's process list and the compose
 // ingress from it; the app mounts its routes from it. Light on purpose: scripts import it.
 import { z } from 'zod';
-import { defineService, errorSchemas, type RouteSpec } from '@herald/http';
+import { defineService, errorSchemas, settingsOf, type RouteSpec } from '@herald/http';
 import { resolveIdentitiesRequest as resolveIdentitiesBody } from '@herald/internal-api';
 import { TOPICS } from '@herald/messages';
 import { contactResponse, contactWriteBody, externalId, organizationBody } from './schemas.js';
+import { configSchema } from './config.js';
 
 const { standardError } = errorSchemas;
 const error = (description: string) => ({ description, schema: standardError });
@@ -68,6 +69,9 @@ const erase = {
   },
 } as const satisfies Omit<RouteSpec, 'path'>;
 
+/** The shared secrets the service gets (from the Secret, never from settings). */
+const SECRETS = ['ADMIN_TOKEN', 'SERVICE_TOKEN'];
+
 export const manifest = defineService({
   name: 'contacts',
   processes: [
@@ -83,28 +87,8 @@ export const manifest = defineService({
         creates: [TOPICS.contactsChanged, TOPICS.contactsErased],
         produces: [TOPICS.contactsChanged, TOPICS.contactsErased],
       },
-      secrets: ['ADMIN_TOKEN', 'SERVICE_TOKEN'],
-      settings: [
-        'HOST',
-        'PORT',
-        'LOG_LEVEL',
-        'SHUTDOWN_TIMEOUT_MS',
-        'DATABASE_URL',
-        'DATABASE_POOL_MAX',
-        'KAFKA_BROKERS',
-        'AUTH_JWKS_URL',
-        'AUTH_ISSUER',
-        'AUTH_AUDIENCE',
-        'RATE_LIMIT_READ_REFILL_PER_SECOND',
-        'RATE_LIMIT_READ_BURST',
-        'RATE_LIMIT_WRITE_REFILL_PER_SECOND',
-        'RATE_LIMIT_WRITE_BURST',
-        'SERVICE_URL_AUTH',
-        'SERVICE_URL_BILLING',
-        'REDIS_URL',
-        'REDIS_CLUSTER_NODES',
-        'CONTACT_DATA_SERVICES',
-      ],
+      secrets: SECRETS,
+      settings: settingsOf(configSchema, SECRETS),
       calls: {
         auth: 'tenants, JWKS, revocations',
         events: 'the internal export and erase',

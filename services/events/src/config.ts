@@ -12,7 +12,8 @@ const setupEnv = {
   KAFKA_BROKERS: list('127.0.0.1:59092'),
 };
 
-const schema = z.object({
+/** Every variable the service reads; its manifest lists them from here. */
+export const configSchema = z.object({
   ...httpServerEnv(DEFAULT_PORT),
   ...setupEnv,
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
@@ -28,28 +29,29 @@ const schema = z.object({
   ...redisEnv,
 });
 
-export type EventsConfig = Readonly<z.output<typeof schema>>;
+export type EventsConfig = Readonly<z.output<typeof configSchema>>;
 
 export function loadEventsConfig(
   env: Record<string, string | undefined> = process.env,
 ): EventsConfig {
-  return loadConfig(schema, env);
+  return loadConfig(configSchema, env);
 }
 
 export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {
   return loadConfig(z.object(setupEnv), env);
 }
 
-const relaySchema = z.object({
+/** Every variable the relay process reads. */
+export const relayConfigSchema = z.object({
   ...httpServerEnv(DEFAULT_RELAY_PORT),
   ...setupEnv,
 });
 
-export type RelayConfig = Readonly<z.output<typeof relaySchema>>;
+export type RelayConfig = Readonly<z.output<typeof relayConfigSchema>>;
 
 /** The outbox relay runs as its own process (its own Deployment): it needs no secrets. */
 export function loadRelayConfig(
   env: Record<string, string | undefined> = process.env,
 ): RelayConfig {
-  return loadConfig(relaySchema, env);
+  return loadConfig(relayConfigSchema, env);
 }

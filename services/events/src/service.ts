@@ -3,10 +3,11 @@
 // chart's process list and the compose ingress from it; the app mounts its routes from it.
 // Light on purpose: scripts import it.
 import { z } from 'zod';
-import { defineService, errorSchemas, type RouteSpec } from '@herald/http';
+import { defineService, errorSchemas, settingsOf, type RouteSpec } from '@herald/http';
 import { TOPICS } from '@herald/messages';
 import { EVENT_ROUTES, type EventRoute } from './domain/event-batch.js';
 import { acceptedResponse, eventNamesResponse, MAX_EVENTS_PER_REQUEST } from './schemas.js';
+import { configSchema, relayConfigSchema } from './config.js';
 
 const { standardError, unresolvedIdentity } = errorSchemas;
 const error = (description: string) => ({ description, schema: standardError });
@@ -53,7 +54,8 @@ const contactPath = {
   contactId: { description: 'the Contact id' },
 };
 
-const serviceSettings = ['HOST', 'PORT', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_MS'] as const;
+/** The shared secrets the service gets (from the Secret, never from settings). */
+const SECRETS = ['ADMIN_TOKEN', 'SERVICE_TOKEN'];
 
 export const manifest = defineService({
   name: 'events',
@@ -66,27 +68,8 @@ export const manifest = defineService({
       migrate: 'dist/migrate.js',
       nodeArgs: ['--import', '@herald/telemetry/register'],
       topics: { creates: [TOPICS.eventsRecorded] },
-      secrets: ['ADMIN_TOKEN', 'SERVICE_TOKEN'],
-      settings: [
-        ...serviceSettings,
-        'DATABASE_URL',
-        'KAFKA_BROKERS',
-        'DATABASE_POOL_MAX',
-        'RECORDING_MAX_BATCH_EVENTS',
-        'RECORDING_MAX_WAIT_MS',
-        'AUTH_JWKS_URL',
-        'AUTH_ISSUER',
-        'AUTH_AUDIENCE',
-        'RATE_LIMIT_READ_REFILL_PER_SECOND',
-        'RATE_LIMIT_READ_BURST',
-        'RATE_LIMIT_WRITE_REFILL_PER_SECOND',
-        'RATE_LIMIT_WRITE_BURST',
-        'SERVICE_URL_AUTH',
-        'SERVICE_URL_BILLING',
-        'SERVICE_URL_CONTACTS',
-        'REDIS_URL',
-        'REDIS_CLUSTER_NODES',
-      ],
+      secrets: SECRETS,
+      settings: settingsOf(configSchema, SECRETS),
       calls: {
         auth: 'tenants, JWKS, revocations',
         contacts: 'identity resolution',
@@ -111,7 +94,7 @@ export const manifest = defineService({
         consumes: [TOPICS.contactsChanged, TOPICS.contactsErased],
       },
       secrets: [],
-      settings: [...serviceSettings, 'DATABASE_URL', 'KAFKA_BROKERS'],
+      settings: settingsOf(relayConfigSchema, []),
       calls: {},
     },
   ],

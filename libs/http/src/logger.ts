@@ -1,25 +1,67 @@
 import type { Request, RequestHandler } from 'express';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import { assignRequestId } from './request-id.js';
 
 export type { Logger };
 
+/** The fields of an error that name what failed without quoting data: PostgreSQL's among them. */
+const LOGGED_ERROR_FIELDS = ['code', 'constraint', 'routine'] as const;
+/** How many `cause`s deep an error is logged. */
+const MAX_CAUSE_DEPTH = 3;
+
 /**
- * Structured JSON logs, one object per line. Authorization headers and anything that looks
- * like a credential are redacted; personal data must never be passed in.
+ * An error as a log line shows it: its class, `code`, `constraint` and `routine` when it has
+ * them, its stack frames, and its `cause` the same way. Never its message or any other field: a
+ * database error's `detail` (`Key (email)=(…) already exists.`), `where`, `hint`, `parameters`
+ * and even its message quote the values of the row, and other errors' messages may quote input.
  */
-export function createLogger(options: { service: string; level?: string }): Logger {
-  return pino({
-    name: options.service,
-    level: options.level ?? 'info',
-    base: { service: options.service },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-    redact: {
-      paths: ['req.headers.authorization', '*.password', '*.secret', '*.token', '*.accessToken'],
-      censor: '[redacted]',
+function loggedError(err: unknown, depth = 0): Record<string, unknown> {
+  if (typeof err !== 'object' || err === null) return { type: typeof err };
+  const fields = err as Record<string, unknown>;
+  const logged: Record<string, unknown> = { type: err.constructor?.name ?? 'Object' };
+  for (const field of LOGGED_ERROR_FIELDS) {
+    const value = fields[field];
+    if (typeof value === 'string' || typeof value === 'number') logged[field] = value;
+  }
+  if (typeof fields.stack === 'string') {
+    // The first lines are `<name>: <message>`; only the frames below them are kept.
+    logged.stack = fields.stack
+      .split('\n')
+      .filter((line) => line.startsWith('    at '))
+      .join('\n');
+  }
+  if (fields.cause !== undefined && depth < MAX_CAUSE_DEPTH) {
+    logged.cause = loggedError(fields.cause, depth + 1);
+  }
+  return logged;
+}
+
+/**
+ * Structured JSON logs, one object per line, to stdout unless a `destination` is given.
+ * Authorization headers and anything that looks like a credential are redacted, and an `err`
+ * is logged without its message or data (see loggedError); give such a line a message of its
+ * own, as pino would otherwise take the error's. Personal data must never be passed in.
+ */
+export function createLogger(options: {
+  service: string;
+  level?: string;
+  destination?: DestinationStream;
+}): Logger {
+  return pino(
+    {
+      name: options.service,
+      level: options.level ?? 'info',
+      base: { service: options.service },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      serializers: { err: loggedError },
+      redact: {
+        paths: ['req.headers.authorization', '*.password', '*.secret', '*.token', '*.accessToken'],
+        censor: '[redacted]',
+      },
     },
-  });
+    options.destination,
+  );
 }
 
 export interface RequestLogOptions {

@@ -1,5 +1,5 @@
 import type { Queryable } from '@herald/db';
-import { context, propagation } from '@herald/telemetry';
+import { messageTraceHeaders } from '@herald/telemetry';
 
 export interface OutboxMessage {
   topic: string;
@@ -26,17 +26,16 @@ order by m.ord`;
  * the messages then exist exactly when those rows do, and the relay publishes them after the
  * commit. (With the pool, the insert commits on its own.)
  *
- * The active trace context (W3C `traceparent`, `tracestate`, `baggage`) is added to each
- * message's headers, so the publish and its consumers link back to the request that caused it;
- * a header the caller sets wins over an injected one.
+ * The active trace context (`messageTraceHeaders`: W3C `traceparent`, a small `tracestate`,
+ * never `baggage`) is added to each message's headers, so the publish and its consumers link
+ * back to the request that caused it; a header the caller sets wins over an injected one.
  */
 export async function enqueue(
   client: Queryable,
   messages: readonly OutboxMessage[],
 ): Promise<void> {
   if (messages.length === 0) return;
-  const injected: Record<string, string> = {};
-  propagation.inject(context.active(), injected);
+  const injected = messageTraceHeaders();
 
   const topics: string[] = [];
   const keys: string[] = [];

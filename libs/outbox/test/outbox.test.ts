@@ -2,9 +2,21 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import pg from 'pg';
-import { ROOT_CONTEXT, TraceFlags, context, metrics, propagation, trace } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  TraceFlags,
+  context,
+  createTraceState,
+  metrics,
+  propagation,
+  trace,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  CompositePropagator,
+  W3CBaggagePropagator,
+  W3CTraceContextPropagator,
+} from '@opentelemetry/core';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import {
   BasicTracerProvider,
@@ -507,6 +519,45 @@ describe('enqueue', () => {
       ]),
     ).rejects.toThrow(TypeError);
     expect(await pendingRows()).toBe(0);
+  });
+
+  it('when the request came with baggage and an oversized tracestate, then its rows carry the traceparent alone', async () => {
+    // A propagator that accepts baggage (OTEL_PROPAGATORS=tracecontext,baggage) reading a public
+    // caller: whatever it let in must not be copied into every row.
+    propagation.disable();
+    propagation.setGlobalPropagator(
+      new CompositePropagator({
+        propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+      }),
+    );
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    try {
+      const incoming = propagation.extract(ROOT_CONTEXT, {
+        traceparent,
+        baggage: 'email=jane.doe%40example.com,plan=gold',
+      });
+      expect(propagation.getBaggage(incoming)).toBeDefined();
+      const active = trace.setSpanContext(incoming, {
+        ...trace.getSpanContext(incoming)!,
+        traceState: createTraceState().set('vendor', 'x'.repeat(600)),
+      });
+      await context.with(active, () =>
+        enqueue(pool, [
+          { topic: topics.misc, key: 'a', value: 1 },
+          { topic: topics.misc, key: 'b', value: 2, headers: { 'x-request-id': 'req-1' } },
+        ]),
+      );
+    } finally {
+      propagation.disable();
+      propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    }
+    const { rows } = await pool.query<{ headers: object }>(
+      'select headers from outbox order by id',
+    );
+    expect(rows.map((r) => r.headers)).toEqual([
+      { traceparent },
+      { traceparent, 'x-request-id': 'req-1' },
+    ]);
   });
 
   it('when deletePendingFor runs, then only that subject’s pending messages are removed', async () => {

@@ -1,3 +1,4 @@
+import type { Attributes } from '@opentelemetry/api';
 import type { Instrumentation } from '@opentelemetry/instrumentation';
 import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -7,6 +8,32 @@ import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
 import { RedisInstrumentation } from '@opentelemetry/instrumentation-redis';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { isUntracedPath, type ClientSpans } from './settings.js';
+
+/**
+ * What the http instrumentation would record on every server span that can name or locate a
+ * person: the raw path and query (they hold external ids, often emails), the caller's address
+ * (from the socket or X-Forwarded-For) and port, and the user agent; the older semantic
+ * conventions' names for the same too. A server span keeps `http.route`, the matched route's
+ * pattern, and is named after it. The start hook's attributes are applied over the
+ * instrumentation's own, and an attribute set to undefined is not recorded.
+ */
+const UNRECORDED_SERVER_ATTRIBUTES: Attributes = Object.fromEntries(
+  [
+    'url.path',
+    'url.query',
+    'url.full',
+    'client.address',
+    'network.peer.address',
+    'network.peer.port',
+    'user_agent.original',
+    'http.target',
+    'http.url',
+    'http.client_ip',
+    'http.user_agent',
+    'net.peer.ip',
+    'net.peer.port',
+  ].map((name) => [name, undefined]),
+);
 
 /**
  * The libraries Herald services use, and nothing else (no auto-instrumentations-node bundle);
@@ -22,9 +49,11 @@ export function heraldInstrumentations(options: {
   const clientSpans = new Set(options.clientSpans ?? []);
   const instrumentations: Instrumentation[] = [
     // Incoming and outgoing node:http. Health probes get no span. Request and response headers
-    // are not recorded (`headersToSpanAttributes` stays unset).
+    // are not recorded (`headersToSpanAttributes` stays unset), nor is anything in
+    // UNRECORDED_SERVER_ATTRIBUTES.
     new HttpInstrumentation({
       ignoreIncomingRequestHook: (request) => isUntracedPath(request.url),
+      startIncomingSpanHook: () => UNRECORDED_SERVER_ATTRIBUTES,
     }),
     // Express 4 and 5: middleware and route spans, and `http.route` on the server span.
     new ExpressInstrumentation(),
@@ -32,7 +61,7 @@ export function heraldInstrumentations(options: {
     // Message keys and values are never recorded.
     new KafkaJsInstrumentation(),
     // Global `fetch` (undici) through diagnostics_channel: a client span per call, and the W3C
-    // `traceparent` / `baggage` headers on service-to-service requests.
+    // `traceparent` header on service-to-service requests.
     new UndiciInstrumentation(),
     // trace_id / span_id / trace_flags in every pino line written inside a span. The lines go
     // to stdout as before; they are also handed to the SDK's logs exporter only when one was

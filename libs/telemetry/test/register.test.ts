@@ -204,7 +204,7 @@ describe('node --import @herald/telemetry/register', () => {
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
         DOWNSTREAM_URL: downstreamUrl,
       },
-      ['/healthz', '/readyz', '/orders/42'],
+      ['/healthz', '/readyz', '/orders/jane.doe@example.com?ref=jane.doe@example.com'],
     );
     expect(run.responses.map((r) => r.status)).toEqual([200, 200, 200]);
     expect(run.code).toBe(0);
@@ -223,6 +223,10 @@ describe('node --import @herald/telemetry/register', () => {
     expect(server.scope).toBe('@opentelemetry/instrumentation-http');
     expect(server.name).toBe('GET /orders/:id');
     expect(server.attrs['http.route']).toBe('/orders/:id');
+    // The raw path and query (an email here) and the caller's address are recorded nowhere.
+    expect(spans.some((s) => JSON.stringify(s).includes('jane.doe'))).toBe(false);
+    expect(server.attrs).not.toHaveProperty('url.path');
+    expect(server.attrs).not.toHaveProperty('client.address');
     expect(server.resource['service.name']).toBe('fixture-service');
     expect(server.resource['service.version']).toBe('0.1.0');
     expect(server.resource['deployment.environment.name']).toBe('test');

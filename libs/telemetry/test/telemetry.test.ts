@@ -5,13 +5,17 @@
 // which the undici instrumentation observes through the process-wide diagnostics_channel.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
-import { metrics as sdkMetrics } from '@opentelemetry/sdk-node';
+import { ROOT_CONTEXT, createTraceState, defaultTextMapGetter } from '@opentelemetry/api';
+import { core, metrics as sdkMetrics } from '@opentelemetry/sdk-node';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   SpanKind,
   SpanStatusCode,
+  context,
+  messageTraceHeaders,
   meter,
+  propagation,
   shutdownTelemetry,
   startTelemetry,
   trace,
@@ -143,6 +147,50 @@ describe('fetch between services', () => {
     expect(client?.parentSpanContext?.spanId).toBe(handlerSpan.spanId);
     // The downstream service's server span will hang under this client span.
     expect(parentId).toBe(client?.spanContext().spanId);
+  });
+});
+
+describe('trace context', () => {
+  const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+  const baggage = 'email=jane.doe%40example.com,plan=gold';
+
+  it('when a request arrives with baggage, then it is neither read nor sent on', () => {
+    const incoming = propagation.extract(ROOT_CONTEXT, { traceparent, baggage });
+    expect(trace.getSpanContext(incoming)?.traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(propagation.getBaggage(incoming)).toBeUndefined();
+
+    const withBaggage = propagation.setBaggage(
+      incoming,
+      propagation.createBaggage({ email: { value: 'jane.doe@example.com' } }),
+    );
+    const outgoing: Record<string, string> = {};
+    propagation.inject(withBaggage, outgoing);
+    expect(outgoing).toEqual({ traceparent });
+  });
+
+  it('when the context holds baggage and an oversized tracestate, then a message gets the traceparent alone', () => {
+    // As a propagator that accepts baggage (OTEL_PROPAGATORS=tracecontext,baggage) reads a caller.
+    const lenient = new core.CompositePropagator({
+      propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()],
+    });
+    const incoming = lenient.extract(ROOT_CONTEXT, { traceparent, baggage }, defaultTextMapGetter);
+    expect(propagation.getBaggage(incoming)?.getEntry('email')).toBeDefined();
+    const spanContext = trace.getSpanContext(incoming)!;
+    const oversized = trace.setSpanContext(incoming, {
+      ...spanContext,
+      traceState: createTraceState().set('vendor', 'x'.repeat(600)),
+    });
+    expect(messageTraceHeaders(oversized)).toEqual({ traceparent });
+
+    const small = trace.setSpanContext(incoming, {
+      ...spanContext,
+      traceState: createTraceState('vendor=abc'),
+    });
+    expect(messageTraceHeaders(small)).toEqual({ traceparent, tracestate: 'vendor=abc' });
+  });
+
+  it('when no trace is active, then a message gets no trace headers', () => {
+    expect(context.with(ROOT_CONTEXT, () => messageTraceHeaders())).toEqual({});
   });
 });
 

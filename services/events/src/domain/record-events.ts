@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { context, meter, propagation, withSpan, type Counter } from '@herald/telemetry';
+import { meter, messageTraceHeaders, withSpan, type Counter } from '@herald/telemetry';
 import { contactLockKey } from '../data/erasure-fence.js';
 import type { BatchEvent, BatchRequest } from '../data/record-batch.js';
 import { hashDedupKey } from './dedup-key.js';
@@ -199,9 +199,8 @@ function transactionOf(
     if (contactId !== null && !contacts.has(contactId)) contacts.set(contactId, false);
   }
   const events = candidates.map((candidate) => batchEvent(route, tenantId, candidate));
-  // The messages carry the request's trace context, as enqueue adds it.
-  const headers: Record<string, string> = {};
-  propagation.inject(context.active(), headers);
+  // The messages carry the request's trace context, as enqueue adds it (never baggage).
+  const headers = messageTraceHeaders();
   return {
     tenantId,
     lockKeys: [...lockKeys]

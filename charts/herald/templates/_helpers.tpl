@@ -185,6 +185,9 @@ process owns and that has no Secret of its own.
 {{- $holders = append $holders (include "herald.serviceUrl" (list $root $other)) }}
 {{- end }}
 {{- end }}
+{{- if and (include "herald.settings" (list $root "contacts") | fromYaml).enabled (not $holders) }}
+{{- fail "services.contacts needs a service holding Contact data (events) enabled: without one, erasing a Contact would leave its Events behind" }}
+{{- end }}
 {{- $_ := set $data "CONTACT_DATA_SERVICES" (join "," $holders) }}
 {{- end }}
 {{- $_ := set $data "OTEL_SERVICE_NAME" (printf "herald-%s" $name) }}

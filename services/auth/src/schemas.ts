@@ -1,15 +1,16 @@
 import { SCOPES } from '@herald/auth';
+import { NOT_STORABLE, storable } from '@herald/http';
 import { z } from 'zod';
 
+const name = z.string().trim().min(1).max(256).refine(storable, NOT_STORABLE);
+
 /** Request shapes, validated at the edge. */
-export const createTenantBody = z.object({
-  name: z.string().trim().min(1).max(256),
-});
+export const createTenantBody = z.object({ name });
 
 export const createApiKeyBody = z.object({
   kind: z.enum(['secret', 'publishable']),
   scopes: z.array(z.enum(SCOPES)).min(1).optional(),
-  name: z.string().trim().min(1).max(256).optional(),
+  name: name.optional(),
 });
 
 /** Answer shapes: routes type their bodies with these, and the OpenAPI document shows them. */

@@ -35,6 +35,15 @@ describe('operator API: tenants', () => {
     },
   );
 
+  it('when the name holds U+0000, then 400 validation_error naming body.name', async () => {
+    const res = await auth.admin('/tenants', { name: 'Ac\u0000me' });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      code: 'validation_error',
+      message: 'body.name: must not contain U+0000',
+    });
+  });
+
   it('when the admin token is missing or wrong, then 401 and nothing is created', async () => {
     const before = (await auth.pool.query('select count(*)::int as n from tenants')).rows[0].n;
     for (const authorization of [undefined, 'Bearer nope']) {
@@ -157,6 +166,52 @@ describe('operator API: API keys', () => {
     );
     expect((await auth.admin(`/tenants/${tenant.id}/api-keys/ck_unknown/revoke`)).status).toBe(404);
   });
+
+  it('when the key name holds U+0000, then 400 validation_error naming body.name and no key', async () => {
+    const tenant = await newTenant();
+    const res = await auth.admin(`/tenants/${tenant.id}/api-keys`, {
+      kind: 'secret',
+      name: 'back\u0000end',
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      code: 'validation_error',
+      message: 'body.name: must not contain U+0000',
+    });
+    const { rows } = await auth.pool.query('select 1 from api_keys where tenant_id = $1', [
+      tenant.id,
+    ]);
+    expect(rows).toEqual([]);
+  });
+
+  it.each([
+    ['U+0000', (id: string) => `${id}%00`],
+    ['a control character', (id: string) => `${id.slice(0, -1)}%01`],
+    ['too many characters', (id: string) => `${id}${'0'.repeat(1000)}`],
+  ])(
+    'when the revoked ClientID holds %s, then 404 and the key stays live',
+    async (_what, malformed) => {
+      const tenant = await newTenant();
+      const key = await (
+        await auth.admin(`/tenants/${tenant.id}/api-keys`, { kind: 'secret' })
+      ).json();
+
+      const res = await auth.admin(
+        `/tenants/${tenant.id}/api-keys/${malformed(key.clientId)}/revoke`,
+      );
+
+      expect(res.status).toBe(404);
+      expect(await res.json()).toEqual({
+        code: 'not_found',
+        message: 'no such API key in this tenant',
+      });
+      const { rows } = await auth.pool.query(
+        'select revoked_at from api_keys where client_id = $1',
+        [key.clientId],
+      );
+      expect(rows).toEqual([{ revoked_at: null }]);
+    },
+  );
 });
 
 describe('internal tenant lookup', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import {
+  isClientId,
   newClientId,
   newSecret,
   parseBasicCredentials,
@@ -17,6 +18,23 @@ describe('credentials', () => {
     const ids = new Set(Array.from({ length: 1000 }, () => newClientId('secret')));
     expect(ids.size).toBe(1000);
     expect(newClientId('publishable')).toMatch(/^pk_/);
+  });
+
+  it('when a string is checked, then only the exact shape of a made ClientID passes', () => {
+    expect(isClientId(newClientId('secret'))).toBe(true);
+    expect(isClientId(newClientId('publishable'))).toBe(true);
+    const valid = newClientId('secret');
+    for (const other of [
+      `${valid}0`,
+      valid.slice(0, -1),
+      `sk_${valid.slice(3)}`,
+      `${valid.slice(0, 10)}\u0000${valid.slice(11)}`,
+      `${valid.slice(0, 10)}\n${valid.slice(11)}`,
+      `${valid}\n`,
+      '',
+    ]) {
+      expect(isClientId(other)).toBe(false);
+    }
   });
 
   it('when base62 is drawn, then every character of the alphabet shows up', () => {

@@ -67,6 +67,16 @@ describe('the token exchange guard', () => {
     expect((await exchange(basic(key.clientId, key.secret), newAddress())).status).toBe(200);
   });
 
+  it('when one address fails with ClientIDs that cannot be ours (U+0000, over-long), then they count like wrong secrets', async () => {
+    const address = newAddress();
+    const statuses = [];
+    for (let i = 0; i < 7; i += 1) {
+      const clientId = i % 2 === 0 ? `ck_${i}\u0000` : `ck_${String(i).repeat(100)}`;
+      statuses.push((await exchange(basic(clientId, 'sk_no'), address)).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 401, 429]);
+  });
+
   it('when failed attempts arrive all at once, then the bucket goes into debt and every later attempt waits for the refill to pay it back', async () => {
     const key = await newKey();
     const answers = await Promise.all(

@@ -119,6 +119,21 @@ describe('POST /v1/token', () => {
     expect(auth.hasher.verifications - before).toBe(3);
   });
 
+  it.each([
+    ['U+0000', `ck_${'0'.repeat(10)}\u0000${'0'.repeat(11)}`],
+    ['a control character', `ck_${'0'.repeat(10)}\u0001${'0'.repeat(11)}`],
+    ['10,000 characters', `ck_${'0'.repeat(9_997)}`],
+    ['a valid ClientID followed by U+0000', () => `${secretKey.clientId}\u0000`],
+  ])(
+    'when the ClientID holds %s (no ClientID of ours), then 401 invalid_client after the slow hash, as for an unknown one',
+    async (_name, clientId) => {
+      const before = auth.hasher.verifications;
+      const id = typeof clientId === 'function' ? clientId() : clientId;
+      await expectInvalidClient(await exchange(basic(id, secretKey.secret)));
+      expect(auth.hasher.verifications - before).toBe(1);
+    },
+  );
+
   it('when the key is revoked, then its correct secret answers 401 invalid_client', async () => {
     const key = await (
       await auth.admin(`/tenants/${tenantId}/api-keys`, { kind: 'secret' })

@@ -23,8 +23,12 @@ export const configSchema = z.object({
   /**
    * Services that hold data about Contacts (the events service): the export streams their
    * lines after the Contact's, and an erasure erases there first. Comma-separated base URLs.
+   * Required: without them an erasure would answer 204 and leave the Contact's Events behind.
    */
-  CONTACT_DATA_SERVICES: urlList(),
+  CONTACT_DATA_SERVICES: urlList().refine(
+    (urls) => urls.length > 0,
+    'must list the base URLs of the services holding data about Contacts (the events service); without them an erasure would leave their data behind',
+  ),
 });
 
 export type ContactsConfig = Readonly<z.output<typeof configSchema>>;

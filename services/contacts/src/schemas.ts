@@ -1,8 +1,7 @@
+import { NOT_STORABLE, storable } from '@herald/http';
 import { contactSnapshot } from '@herald/messages';
 import { z } from 'zod';
 
-/** PostgreSQL cannot store U+0000 in text: such a value is a 400, never a 5xx. */
-const storable = (s: string) => !s.includes('\u0000');
 // Matching control characters is the point here.
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -15,7 +14,7 @@ export const email = z
   .regex(/^[^\s@]+@[^\s@.]+(\.[^\s@.]+)*$/, 'must be an email address like name@example.com')
   .refine((s) => !CONTROL.test(s), 'must not contain control characters');
 
-export const name = z.string().min(1).max(256).refine(storable, 'must not contain U+0000');
+export const name = z.string().min(1).max(256).refine(storable, NOT_STORABLE);
 
 /** E.164: + then 2..15 digits. */
 export const phone = z.string().regex(/^\+[0-9]{2,15}$/, 'must be E.164, e.g. +4915112345678');

@@ -1,13 +1,13 @@
+import { NOT_STORABLE, storable } from '@herald/http';
 import { z } from 'zod';
 
 /** The API's limits (docs/api-reference.md#limits). */
 export const MAX_EVENTS_PER_REQUEST = 1000;
 export const MAX_PROPERTIES_BYTES = 32 * 1024;
+export const MAX_PROPERTIES_DEPTH = 64;
 
 // A string PostgreSQL cannot store (U+0000) anywhere in a value is a 400, never a 5xx.
-const storable = (s: string) => !s.includes('\u0000');
-const text = (max: number) =>
-  z.string().min(1).max(max).refine(storable, 'must not contain U+0000');
+const text = (max: number) => z.string().min(1).max(max).refine(storable, NOT_STORABLE);
 
 const OCCURRED_AT_FORMAT =
   'must be an RFC 3339 date-time with an offset, e.g. 2026-03-04T05:06:07.123Z';
@@ -48,14 +48,35 @@ function storableDeep(value: unknown): boolean {
   return true;
 }
 
+/**
+ * Whether no object or array in the value lies more than MAX_PROPERTIES_DEPTH levels deep (the
+ * value itself is level 1). A loop, not recursion: the body may nest far deeper than the stack
+ * allows, and the recursive checks below (and JSON.stringify) run only once this one passed.
+ */
+function withinDepth(value: unknown): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [item, depth] = next;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth > MAX_PROPERTIES_DEPTH) return false;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return true;
+}
+
+const depthCheck = {
+  message: `must be nested at most ${MAX_PROPERTIES_DEPTH} levels deep`,
+  abort: true,
+} as const;
 const fitsSize = (value: unknown) =>
   Buffer.byteLength(JSON.stringify(value)) <= MAX_PROPERTIES_BYTES;
 const sizeMessage = `must be at most ${MAX_PROPERTIES_BYTES} bytes as JSON`;
 
 export const properties = z
   .record(z.string(), z.unknown())
+  .refine(withinDepth, depthCheck)
   .refine(fitsSize, sizeMessage)
-  .refine(storableDeep, 'must not contain U+0000');
+  .refine(storableDeep, NOT_STORABLE);
 
 /**
  * The same limits over the properties object exactly as parsed from the body, whose every key is
@@ -63,8 +84,9 @@ export const properties = z
  */
 export const propertiesAsSent = z
   .unknown()
+  .refine(withinDepth, depthCheck)
   .refine(fitsSize, sizeMessage)
-  .refine(storableDeep, 'must not contain U+0000');
+  .refine(storableDeep, NOT_STORABLE);
 
 /** Fields every route accepts; each route adds its own identity and reads no other. */
 const common = {

@@ -136,6 +136,8 @@ export interface StartOptions {
   /**
    * The contacts process lists this events service in its CONTACT_DATA_SERVICES, so
    * its export and erasure go through the events service's internal routes (the real seam).
+   * Without it the list names a port nothing listens on (contacts refuses to start with none):
+   * an export or erasure there is a 503.
    */
   contactDataSeam?: boolean;
 }
@@ -264,7 +266,7 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
     prepareDatabase(database),
     startContacts(
       signer,
-      options.contactDataSeam ? [`http://127.0.0.1:${port}`] : [],
+      [`http://127.0.0.1:${options.contactDataSeam ? port : 9}`],
       options.contactsUrl !== undefined,
     ),
   ]);

@@ -44,6 +44,17 @@ async function expect400(route: string, body: unknown, message: string | RegExp)
 const OVER_32_KIB = { blob: 'x'.repeat(32 * 1024) };
 const AT_32_KIB = { b: 'x'.repeat(32 * 1024 - '{"b":""}'.length) };
 
+/** Properties whose objects nest `depth` levels deep (the properties object is level 1). */
+function nestedObjects(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = { leaf: true };
+  for (let level = 1; level < depth; level += 1) value = { a: value };
+  return value;
+}
+
+/** Properties holding arrays that nest `depth` levels deep in all (the object included). */
+const nestedArrays = (depth: number) =>
+  JSON.parse(`{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`) as Record<string, unknown>;
+
 /** [what, the invalid change to a valid Event, the field the message names, its text]. */
 const RULES: Array<[string, Record<string, unknown>, string, RegExp]> = [
   ['occurredAt is missing', { occurredAt: undefined }, 'occurredAt', /^is required$/],
@@ -112,6 +123,24 @@ const RULES: Array<[string, Record<string, unknown>, string, RegExp]> = [
     { properties: JSON.parse(`{"__proto__":${JSON.stringify(OVER_32_KIB)}}`) },
     'properties',
     /at most 32768 bytes/,
+  ],
+  [
+    'properties are arrays nested 4,100 levels deep (8 KiB)',
+    { properties: nestedArrays(4100) },
+    'properties',
+    /^must be nested at most 64 levels deep$/,
+  ],
+  [
+    'properties are objects nested 65 levels deep',
+    { properties: nestedObjects(65) },
+    'properties',
+    /^must be nested at most 64 levels deep$/,
+  ],
+  [
+    'properties nest too deep under a __proto__ key',
+    { properties: JSON.parse(`{"__proto__":${JSON.stringify(nestedObjects(64))}}`) },
+    'properties',
+    /^must be nested at most 64 levels deep$/,
   ],
   [
     'organizationExternalId is a number',
@@ -193,6 +222,28 @@ describe('an array of Events', () => {
   });
 });
 
+describe('properties nested as deep as a 1 MiB body allows', () => {
+  it('when the properties nest 500,000 levels deep, then 400 and nothing recorded', async () => {
+    const depth = 500_000;
+    const event = JSON.stringify({ ...valid(), properties: undefined }).slice(0, -1);
+    const rawBody = `${event},"properties":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+    expect(rawBody.length).toBeLessThan(1024 * 1024);
+
+    const res = await svc.request('POST', '/v1/events/by-contact-id', {
+      token,
+      rawBody,
+      headers: { 'content-type': 'application/json' },
+    });
+
+    expect(res.status).toBe(400);
+    expect(await res.json()).toStrictEqual({
+      code: 'validation_error',
+      message: 'event.properties: must be nested at most 64 levels deep',
+    });
+    await expectNothingRecorded();
+  });
+});
+
 describe('a body that is neither', () => {
   it.each([
     ['a string', '"hello"'],
@@ -262,6 +313,22 @@ describe('the limits themselves are accepted', () => {
     expect(res.status).toBe(202);
     const { events } = await storedState(svc.pool, own);
     expect(events[0]!.properties).toBe(JSON.stringify(AT_32_KIB));
+  });
+
+  it('when properties nest exactly 64 levels deep, objects or arrays, then 202', async () => {
+    const { tenantId: own, token: ownToken } = svc.newTenant();
+    const contact = await svc.contacts.createContact(own, { externalId: 'depth' });
+    const sent = [nestedObjects(64), nestedArrays(64)];
+
+    const res = await svc.record(
+      'by-contact-id',
+      ownToken,
+      sent.map((properties) => ({ ...valid(), contactId: contact.id, properties })),
+    );
+
+    expect(res.status).toBe(202);
+    const { events } = await storedState(svc.pool, own);
+    expect(events.map((e) => JSON.parse(e.properties!))).toEqual(expect.arrayContaining(sent));
   });
 });
 

@@ -12,9 +12,11 @@ const PREFIX = {
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
+const base62Length = (bytes: number) => Math.ceil((bytes * 8) / Math.log2(62));
+
 /** `bytes` of randomness as base62 (rejection sampling, so every character is uniform). */
 export function randomBase62(bytes: number): string {
-  const length = Math.ceil((bytes * 8) / Math.log2(62));
+  const length = base62Length(bytes);
   let out = '';
   while (out.length < length) {
     for (const byte of randomBytes(length * 2)) {
@@ -26,11 +28,24 @@ export function randomBase62(bytes: number): string {
 
 export type KeyKind = 'secret' | 'publishable';
 
+const CLIENT_ID_BYTES = 16;
+
 export function newClientId(kind: KeyKind): string {
   return (
-    (kind === 'secret' ? PREFIX.secretClientId : PREFIX.publishableClientId) + randomBase62(16)
+    (kind === 'secret' ? PREFIX.secretClientId : PREFIX.publishableClientId) +
+    randomBase62(CLIENT_ID_BYTES)
   );
 }
+
+const CLIENT_ID = new RegExp(
+  `^(${PREFIX.secretClientId}|${PREFIX.publishableClientId})[0-9A-Za-z]{${base62Length(CLIENT_ID_BYTES)}}$`,
+);
+
+/**
+ * Whether the string has the shape `newClientId` gives. Anything else (U+0000, which PostgreSQL
+ * refuses, any control character, an over-long value) names no key and is never looked up.
+ */
+export const isClientId = (value: string): boolean => CLIENT_ID.test(value);
 
 /** 256 bits of randomness. */
 export function newSecret(): string {

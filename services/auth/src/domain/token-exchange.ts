@@ -4,7 +4,7 @@ import { errors } from '@herald/errors';
 import { findApiKeyByClientId } from '../data/api-keys-repository.js';
 import type { TokenResponse } from '../schemas.js';
 import type { ExchangeGuard } from './exchange-guard.js';
-import { newSecret, type BasicCredentials } from './credentials.js';
+import { isClientId, newSecret, type BasicCredentials } from './credentials.js';
 import type { SecretHasher } from './secret-hasher.js';
 import type { TokenSigner } from './signing-keys.js';
 
@@ -34,7 +34,11 @@ export async function exchangeCredentials(
   clientAddress: string,
 ): Promise<TokenResponse> {
   const admission = await deps.guard.admit(credentials?.clientId ?? null, clientAddress);
-  const key = credentials ? await findApiKeyByClientId(deps.pool, credentials.clientId) : null;
+  // A ClientID that cannot be ours fails as an unknown one does: decoy hash, guard charge.
+  const key =
+    credentials && isClientId(credentials.clientId)
+      ? await findApiKeyByClientId(deps.pool, credentials.clientId)
+      : null;
 
   let authenticated: boolean;
   let hashed = false;

@@ -1,5 +1,7 @@
+import { errors } from '@herald/errors';
 import { parseOrThrow, uuidParam, type RouteHandlers } from '@herald/http';
 import { createApiKey, revokeApiKey, type ApiKeyDeps } from '../domain/api-keys.js';
+import { isClientId } from '../domain/credentials.js';
 import { createTenant } from '../domain/tenants.js';
 import {
   createApiKeyBody,
@@ -11,6 +13,12 @@ import type { manifest } from '../service.js';
 
 /** A malformed tenant id names no tenant: 404, as for an unknown one. */
 const tenantIdOf = (raw: string | undefined) => uuidParam(raw, 'no such tenant');
+
+/** Likewise a malformed ClientID (U+0000 included) names no key, and is never looked up. */
+function clientIdOf(raw: string): string {
+  if (!isClientId(raw)) throw errors.notFound('no such API key in this tenant');
+  return raw;
+}
 
 /** Operator API (docs/api-reference.md#the-operator-api): tenants and API keys. */
 export function adminHandlers(
@@ -36,7 +44,7 @@ export function adminHandlers(
       res.status(201).set('Cache-Control', 'no-store').json(body);
     },
     revokeApiKey: async (req, res) => {
-      await revokeApiKey(deps, tenantIdOf(req.params.tenantId), req.params.clientId);
+      await revokeApiKey(deps, tenantIdOf(req.params.tenantId), clientIdOf(req.params.clientId));
       res.status(204).end();
     },
   };

@@ -132,16 +132,20 @@ export async function insertContact(
   return toContact(rows[0]!);
 }
 
-export async function updateContact(
+/** The updated Contact, or null when the Tenant has no Contact with this id. */
+export const updateContact = (
   db: Queryable,
+  tenantId: string,
   id: string,
   fields: ContactFields & { externalId: string | null },
-): Promise<Contact> {
-  const { rows } = await db.query<ContactRow>(
-    `update contacts set external_id = $2, email = $3, email_key = $4, name = $5, phone = $6,
-       time_zone = $7, updated_at = now()
-     where id = $1 returning ${COLUMNS}`,
+) =>
+  one(
+    db,
+    `update contacts set external_id = $3, email = $4, email_key = $5, name = $6, phone = $7,
+       time_zone = $8, updated_at = now()
+     where tenant_id = $1 and id = $2 returning ${COLUMNS}`,
     [
+      tenantId,
       id,
       fields.externalId,
       fields.email,
@@ -151,8 +155,6 @@ export async function updateContact(
       fields.timeZone,
     ],
   );
-  return toContact(rows[0]!);
-}
 
 export async function deleteContact(db: Queryable, tenantId: string, id: string): Promise<void> {
   await db.query('delete from contacts where tenant_id = $1 and id = $2', [tenantId, id]);

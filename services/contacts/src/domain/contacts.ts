@@ -60,7 +60,8 @@ async function update(
   next: ContactFields & { externalId: string | null },
 ) {
   if (unchanged(current, next)) return current;
-  const updated = await updateContact(client, current.id, next);
+  // `current` is locked in this transaction: the row is still there.
+  const updated = (await updateContact(client, current.tenantId, current.id, next))!;
   await enqueue(client, [contactChanged('contact.updated', updated)]);
   return updated;
 }

@@ -11,6 +11,7 @@ import type { ApiPolicy } from '@herald/policy';
 import type { Redis } from '@herald/redis';
 import { redisDedupCache } from './clients/redis-dedup-cache.js';
 import { DEDUP_WINDOW_SECONDS } from './domain/dedup-key.js';
+import type { ExportLimits } from './domain/export.js';
 import type { IdentityResolver } from './domain/identities.js';
 import { recordingMetrics } from './domain/record-events.js';
 import { createRecorder, type RecorderOptions } from './domain/recording-batcher.js';
@@ -37,6 +38,14 @@ export interface EventsAppDeps {
   dedupWindowMs?: number;
   /** How requests' transactions are batched (RECORDING_* settings); defaults below. */
   recording?: Partial<Omit<RecorderOptions, 'windowMs'>>;
+  /**
+   * The Contact exports' own pool, of EXPORT_MAX_CONCURRENT connections: an export holds one for
+   * as long as its reader takes, so exports never take the connections recording uses. Default
+   * `pool` (tests of other things); the service always passes its own (index.ts).
+   */
+  exportPool?: Pool;
+  /** Exports streaming at once, in all and per Tenant (EXPORT_* settings); defaults in domain/export.ts. */
+  exportLimits?: Partial<ExportLimits>;
 }
 
 export const RECORDING_DEFAULTS = { maxBatchEvents: 500, maxWaitMs: 1 } as const;

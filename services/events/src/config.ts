@@ -12,6 +12,28 @@ const setupEnv = {
   KAFKA_BROKERS: list('127.0.0.1:59092'),
 };
 
+const HOUR_MS = 60 * 60_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * What the migration command sets on the topic it creates (src/topics.ts), and enforces on it
+ * again on every run (docs/events.md, docs/contacts.md#kafka).
+ */
+const topicEnv = {
+  /**
+   * How long Kafka keeps a published Event on herald.events.recorded (its retention.ms; its
+   * segments span a seventh of it, at most a day). 7 days by default: a consumer may be down that
+   * long without losing Events. From 1 hour to 30 days (the GDPR's month for an answer): an
+   * erased Contact's Events leave Kafka only by this retention.
+   */
+  KAFKA_EVENTS_RECORDED_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .min(HOUR_MS, 'must be at least 3600000 (1 hour)')
+    .max(30 * DAY_MS, 'must be at most 2592000000 (30 days)')
+    .default(7 * DAY_MS),
+};
+
 /** Every variable the service reads; its manifest lists them from here. */
 export const configSchema = z.object({
   ...httpServerEnv(DEFAULT_PORT),
@@ -21,6 +43,17 @@ export const configSchema = z.object({
   RECORDING_MAX_BATCH_EVENTS: z.coerce.number().int().min(1).max(10_000).default(500),
   /** How long a request may wait for others to share its batch while batches are in flight. */
   RECORDING_MAX_WAIT_MS: z.coerce.number().min(0).max(100).default(1),
+  /**
+   * Contact exports streaming at once in one replica, all Tenants together; beyond it 503 with
+   * Retry-After. Each holds one database connection for as long as its reader takes, from the
+   * exports' own pool of exactly this many connections, never from recording's.
+   */
+  EXPORT_MAX_CONCURRENT: z.coerce.number().int().min(1).max(100).default(4),
+  /**
+   * Contact exports of one Tenant streaming at once in one replica; beyond it 429 with
+   * Retry-After. A value above EXPORT_MAX_CONCURRENT acts as EXPORT_MAX_CONCURRENT.
+   */
+  EXPORT_MAX_CONCURRENT_PER_TENANT: z.coerce.number().int().min(1).max(100).default(2),
   ...operatorAndServiceTokensEnv,
   ...publicApiEnv,
   /** The contacts service, which resolves every request's identities in one call. */
@@ -37,8 +70,15 @@ export function loadEventsConfig(
   return loadConfig(configSchema, env);
 }
 
-export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {
-  return loadConfig(z.object(setupEnv), env);
+/** Every variable the migration command (src/migrate.ts) reads. */
+export const migrationConfigSchema = z.object({ ...setupEnv, ...topicEnv });
+
+export type MigrationConfig = Readonly<z.output<typeof migrationConfigSchema>>;
+
+export function loadMigrationConfig(
+  env: Record<string, string | undefined> = process.env,
+): MigrationConfig {
+  return loadConfig(migrationConfigSchema, env);
 }
 
 /** Every variable the relay process reads. */

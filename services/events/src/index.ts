@@ -19,6 +19,13 @@ const pool = createPool({
   applicationName: 'herald-events',
   max: config.DATABASE_POOL_MAX,
 });
+// The Contact exports' own connections, one per export streaming at most (EXPORT_MAX_CONCURRENT):
+// a slowly read export holds its connection for long, and must never hold one recording needs.
+const exportPool = createPool({
+  connectionString: config.DATABASE_URL,
+  applicationName: 'herald-events-export',
+  max: config.EXPORT_MAX_CONCURRENT,
+});
 // Connects in the background and reconnects forever; while it is away, dedup is PostgreSQL's
 // and the rate budgets are not enforced (fail open).
 const redis = redisFromConfig(config);
@@ -50,6 +57,11 @@ const app = createApp({
     maxBatchEvents: config.RECORDING_MAX_BATCH_EVENTS,
     maxWaitMs: config.RECORDING_MAX_WAIT_MS,
   },
+  exportPool,
+  exportLimits: {
+    maxConcurrent: config.EXPORT_MAX_CONCURRENT,
+    maxPerTenant: config.EXPORT_MAX_CONCURRENT_PER_TENANT,
+  },
 });
 
 await startServer(app, {
@@ -63,6 +75,7 @@ await startServer(app, {
     // No request is in flight any more: nothing waits for Redis.
     () => Promise.resolve(redis.destroy()),
     () => pool.end(),
+    () => exportPool.end(),
     shutdownTelemetry,
   ],
 });

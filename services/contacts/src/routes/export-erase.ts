@@ -4,7 +4,7 @@ import { principalOf } from '@herald/auth';
 import type { Pool } from '@herald/db';
 import type { Logger, RouteHandlers } from '@herald/http';
 import { eraseContact } from '../domain/erasure.js';
-import type { ContactDataServices } from '../clients/contact-data-services.js';
+import { exportRefusal, type ContactDataServices } from '../clients/contact-data-services.js';
 import { exportContact, type ContactRef } from '../domain/export.js';
 import type { manifest } from '../service.js';
 
@@ -25,7 +25,12 @@ export function exportEraseHandlers(options: {
   const deps = { pool: options.pool, contactDataServices };
 
   async function sendExport(res: Response, ref: ContactRef): Promise<void> {
-    const { contactId, stream } = await exportContact(deps, principalOf(res).tenantId, ref);
+    const { contactId, stream } = await exportContact(deps, principalOf(res).tenantId, ref).catch(
+      (err: unknown) => {
+        // A participant's 429 stays a 429 with its Retry-After; other failures are the 503.
+        throw exportRefusal(err);
+      },
+    );
     res
       .status(200)
       .type('application/x-ndjson')

@@ -39,7 +39,8 @@ export interface EventCursor {
  * Opens a database cursor over every Event about the Contact (organization Events naming it by
  * contactId included), in the order they were received. Each `read()` fetches the next
  * `batchSize` rows (an empty array at the end): memory stays flat however many Events there are.
- * The cursor holds one pool connection, in one read-only transaction, until `close()`.
+ * The cursor holds one pool connection, in one read-only transaction, until `close()`: the
+ * service passes the exports' own pool, never recording's (domain/export.ts bounds how many).
  */
 export async function openContactEventsCursor(
   pool: Pool,

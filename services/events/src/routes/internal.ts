@@ -4,7 +4,12 @@ import { requireServiceToken } from '@herald/auth';
 import type { Pool } from '@herald/db';
 import { mountRoutes, uuidParam, type Logger, type RouteHandlers } from '@herald/http';
 import { eraseContactEvents } from '../domain/erasure.js';
-import { exportContactEvents } from '../domain/export.js';
+import {
+  EXPORT_LIMIT_DEFAULTS,
+  exportContactEvents,
+  exportSlots,
+  type ExportLimits,
+} from '../domain/export.js';
 import { manifest } from '../service.js';
 
 /** The path's Tenant and Contact ids; anything that is not a uuid names nothing (404). */
@@ -15,18 +20,35 @@ function contactPath(params: Record<string, string>): { tenantId: string; contac
   };
 }
 
+/** What the internal routes need. */
+export interface InternalDeps {
+  /** Recording's pool: the erasure writes through it. */
+  pool: Pool;
+  /**
+   * The exports' own pool, of `exportLimits.maxConcurrent` connections (EXPORT_MAX_CONCURRENT):
+   * an export holds its connection for as long as its reader takes, so it must not take one
+   * recording needs. Default `pool`, for tests that do not care.
+   */
+  exportPool?: Pool;
+  /** How many exports stream at once, in all and per Tenant; default EXPORT_LIMIT_DEFAULTS. */
+  exportLimits?: Partial<ExportLimits>;
+  logger: Logger;
+}
+
 /**
  * The routes the contacts service calls for a Contact's GDPR export and erasure (docs/contacts.md,
  * docs/api-reference.md#export-and-erasure), with the service token; never routed by the public ingress.
  */
-export function internalHandlers(deps: {
-  pool: Pool;
-  logger: Logger;
-}): Pick<RouteHandlers<typeof manifest.routes>, 'exportContactEvents' | 'eraseContactEvents'> {
+export function internalHandlers(
+  deps: InternalDeps,
+): Pick<RouteHandlers<typeof manifest.routes>, 'exportContactEvents' | 'eraseContactEvents'> {
+  const exportPool = deps.exportPool ?? deps.pool;
+  const slots = exportSlots({ ...EXPORT_LIMIT_DEFAULTS, ...deps.exportLimits });
   return {
     exportContactEvents: async (req, res) => {
       const { tenantId, contactId } = contactPath(req.params);
-      const lines = await exportContactEvents(deps.pool, tenantId, contactId);
+      // 429 or 503 with Retry-After, before any line, when too many exports are streaming.
+      const lines = await exportContactEvents(exportPool, slots, tenantId, contactId);
       res.status(200).type('application/x-ndjson').set('Cache-Control', 'no-store');
       try {
         await pipeline(lines, res);
@@ -53,7 +75,7 @@ export function internalHandlers(deps: {
 /** The internal routes alone, as the app mounts them (for tests of the contacts side). */
 export function mountInternalRoutes(
   app: Express,
-  deps: { pool: Pool; serviceToken: string; logger: Logger },
+  deps: InternalDeps & { serviceToken: string },
 ): void {
   const { exportContactEvents: exportRoute, eraseContactEvents: eraseRoute } = manifest.routes;
   mountRoutes(

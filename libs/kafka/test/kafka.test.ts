@@ -8,8 +8,14 @@ describe('kafka factories', () => {
   it('when a message is produced, then a consumer of the real broker reads it back with its key and headers', async () => {
     const kafka = createKafka({ brokers, clientId: 'kafka-lib-test' });
     const topic = `test.kafka-lib.${randomUUID()}`;
-    expect(await ensureTopics(kafka, [{ topic, numPartitions: 3 }])).toEqual([topic]);
-    expect(await ensureTopics(kafka, [{ topic, numPartitions: 3 }])).toEqual([]);
+    expect(await ensureTopics(kafka, [{ topic, numPartitions: 3 }])).toEqual({
+      created: [topic],
+      reconciled: [],
+    });
+    expect(await ensureTopics(kafka, [{ topic, numPartitions: 3 }])).toEqual({
+      created: [],
+      reconciled: [],
+    });
 
     const producer = createProducer(kafka);
     await producer.connect();

@@ -20,5 +20,9 @@ const kafka = createKafka({
   clientId: 'herald-billing-migrate',
   logger,
 });
-const created = await ensureTopics(kafka, topicSpecs([TOPICS.subscriptionsChanged]));
+const { created, reconciled } = await ensureTopics(
+  kafka,
+  topicSpecs([TOPICS.subscriptionsChanged]),
+);
+for (const change of reconciled) logger.info(change, 'kafka topic setting changed');
 logger.info({ created }, 'kafka topics up to date');

@@ -11,6 +11,28 @@ const setupEnv = {
   KAFKA_BROKERS: list('127.0.0.1:59092'),
 };
 
+const MINUTE_MS = 60_000;
+const DAY_MS = 24 * 60 * MINUTE_MS;
+
+/**
+ * What the migration command sets on the topics it creates (src/topics.ts), and enforces on them
+ * again on every run (docs/contacts.md#kafka).
+ */
+const topicEnv = {
+  /**
+   * How long after an erasure Kafka may still hold the Contact's snapshots on
+   * herald.contacts.changed: its max.compaction.lag.ms, from which its segment.ms (half) and
+   * delete.retention.ms (as long) follow. 24 h by default; from 1 minute (shorter makes the
+   * log cleaner rewrite the topic constantly) to 30 days (the GDPR's month for an answer).
+   */
+  KAFKA_CONTACTS_CHANGED_MAX_COMPACTION_LAG_MS: z.coerce
+    .number()
+    .int()
+    .min(MINUTE_MS, 'must be at least 60000 (1 minute)')
+    .max(30 * DAY_MS, 'must be at most 2592000000 (30 days)')
+    .default(DAY_MS),
+};
+
 /** Every variable the service reads; its manifest lists them from here. */
 export const configSchema = z.object({
   ...httpServerEnv(DEFAULT_PORT),
@@ -39,6 +61,13 @@ export function loadContactsConfig(
   return loadConfig(configSchema, env);
 }
 
-export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {
-  return loadConfig(z.object(setupEnv), env);
+/** Every variable the migration command (src/migrate.ts) reads. */
+export const migrationConfigSchema = z.object({ ...setupEnv, ...topicEnv });
+
+export type MigrationConfig = Readonly<z.output<typeof migrationConfigSchema>>;
+
+export function loadMigrationConfig(
+  env: Record<string, string | undefined> = process.env,
+): MigrationConfig {
+  return loadConfig(migrationConfigSchema, env);
 }

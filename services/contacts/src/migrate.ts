@@ -1,11 +1,12 @@
 // Prepares what this service owns before it starts (a Job in Kubernetes): its database schema
-// and its Kafka topics (from @herald/messages, the one list of topics).
+// and its Kafka topics (from @herald/messages, the one list of topics), created with their
+// settings, which are enforced again on topics that exist already (src/topics.ts).
 import { fileURLToPath } from 'node:url';
 import { migrateDatabase } from '@herald/db';
 import { createLogger } from '@herald/http';
 import { createKafka, ensureTopics } from '@herald/kafka';
-import { topicSpecs, TOPICS } from '@herald/messages';
 import { loadMigrationConfig } from './config.js';
+import { contactsTopics } from './topics.js';
 
 const config = loadMigrationConfig();
 const logger = createLogger({ service: 'contacts-migrate' });
@@ -20,8 +21,6 @@ const kafka = createKafka({
   clientId: 'herald-contacts-migrate',
   logger,
 });
-const created = await ensureTopics(
-  kafka,
-  topicSpecs([TOPICS.contactsChanged, TOPICS.contactsErased]),
-);
+const { created, reconciled } = await ensureTopics(kafka, contactsTopics(config));
+for (const change of reconciled) logger.info(change, 'kafka topic setting changed');
 logger.info({ created }, 'kafka topics up to date');

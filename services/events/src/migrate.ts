@@ -1,11 +1,12 @@
 // Prepares what this service owns before it starts (a Job in Kubernetes): its database schema
-// and its Kafka topic (from @herald/messages, the one list of topics).
+// and its Kafka topic (from @herald/messages, the one list of topics), created with its
+// settings, which are enforced again when it exists already (src/topics.ts).
 import { fileURLToPath } from 'node:url';
 import { migrateDatabase } from '@herald/db';
 import { createLogger } from '@herald/http';
 import { createKafka, ensureTopics } from '@herald/kafka';
-import { topicSpecs, TOPICS } from '@herald/messages';
 import { loadMigrationConfig } from './config.js';
+import { eventsTopics } from './topics.js';
 
 const config = loadMigrationConfig();
 const logger = createLogger({ service: 'events-migrate' });
@@ -20,5 +21,6 @@ const kafka = createKafka({
   clientId: 'herald-events-migrate',
   logger,
 });
-const created = await ensureTopics(kafka, topicSpecs([TOPICS.eventsRecorded]));
+const { created, reconciled } = await ensureTopics(kafka, eventsTopics(config));
+for (const change of reconciled) logger.info(change, 'kafka topic setting changed');
 logger.info({ created }, 'kafka topics up to date');

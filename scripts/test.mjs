@@ -51,6 +51,15 @@ function counted(name, command, args, env, counts) {
   return result.status === 0;
 }
 
+/** Schemathesis's closing line: `3137 generated, 3137 passed, 34 skipped` (test cases). */
+const fuzzCounts = (stdout) => {
+  const m = /(\d+) generated, (\d+) passed(?:, (\d+) skipped)?/.exec(stdout);
+  const generated = Number(m?.[1] ?? 0);
+  const passed = Number(m?.[2] ?? 0);
+  const skipped = Number(m?.[3] ?? 0);
+  return { passed, failed: Math.max(generated - passed - skipped, m ? 0 : 1), skipped };
+};
+
 /** `node --test` summary lines: `# pass 3` (TAP) or `ℹ pass 3` (spec reporter). */
 const nodeTestCounts = (stdout) => {
   const count = (what) =>
@@ -127,10 +136,12 @@ try {
   );
   // The k6 smoke scenario against the stack, thresholds checked (loadtest/README.md).
   const smoke = run('npm', ['run', '-s', 'loadtest:smoke'], env);
+  // Schemathesis from the served OpenAPI document, two minutes (scripts/fuzz.mjs).
+  const fuzz = counted('fuzz', 'node', ['scripts/fuzz.mjs', '--seconds', '120'], env, fuzzCounts);
   // The resilience tests stop and start shared infrastructure (Kafka, Redis): nothing else may
   // run meanwhile, so they come last, alone, one task at a time. They count in the closing line.
   const resilience = turbo('--concurrency=1', '--output-logs=new-only', `--filter=${RESILIENCE}`);
-  ok = chart && checks && packages && nodeTests && smoke && resilience;
+  ok = chart && checks && packages && nodeTests && smoke && fuzz && resilience;
 } finally {
   if (startedComponents.length > 0) await down({ only: startedComponents, quiet: true });
 }

@@ -10,6 +10,7 @@ import {
   logDir,
   portEnvVars,
   ports,
+  repoRoot,
   stackServices,
 } from './config.mjs';
 import { StackError, say } from './output.mjs';
@@ -53,6 +54,27 @@ function locationFor(route, service) {
   );
 }
 
+const openApiFile = path.join(repoRoot, 'libs', 'api-reference', 'openapi.json');
+
+/**
+ * `map` lines from each documented path to the methods it takes: paths with more literal
+ * segments first, as nginx takes the first regex that matches (`/v1/contacts/by-id/x` before
+ * `/v1/contacts/{externalId}`).
+ */
+export function allowMapLines(document = JSON.parse(fs.readFileSync(openApiFile, 'utf8'))) {
+  return Object.entries(document.paths)
+    .map(([template, operations]) => ({
+      literal: template.split('/').filter((segment) => !segment.startsWith('{')).length,
+      pattern: `^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/?]+')}(\\?.*)?$`,
+      methods: Object.keys(operations)
+        .map((m) => m.toUpperCase())
+        .join(', '),
+    }))
+    .sort((a, b) => b.literal - a.literal)
+    .map(({ pattern, methods }) => `    "~${pattern}" "${methods}";`)
+    .join('\n');
+}
+
 export function renderNginxConf() {
   const routed = stackServices.filter((s) => s.routes.length);
   const upstreams = routed
@@ -92,6 +114,7 @@ export function renderNginxConf() {
     LISTEN: `${host}:${ports.ingress}`,
     UPSTREAMS: upstreams,
     ROUTES: routes,
+    ALLOW_MAP: allowMapLines(),
   });
 }
 

@@ -86,6 +86,8 @@ with "/").
 */}}
 {{- define "herald.publicRoutes" -}}
 - {path: /v1/token, pathType: Exact, process: auth}
+- {path: /v1/openapi.json, pathType: Exact, process: auth}
+- {path: /docs, pathType: Prefix, process: auth}
 - {path: /v1/contacts, pathType: Prefix, process: contacts}
 - {path: /v1/events/, pathType: Prefix, process: events}
 {{- end }}

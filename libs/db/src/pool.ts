@@ -25,6 +25,12 @@ export function createPool(options: PoolOptions): Pool {
   // An idle client losing its connection (database restart) must not crash the process;
   // the pool drops it and the next query reconnects.
   pool.on('error', () => {});
+  // Nor may a checked-out one (a transaction between two queries, e.g. a relay waiting for
+  // Kafka): the pool listens only to idle clients, and an 'error' nobody listens to ends the
+  // process. Its queries fail anyway, and withTransaction then releases it as broken.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   return pool;
 }
 

@@ -122,6 +122,25 @@ describe('withTransaction', () => {
     expect(isUniqueViolation(err, 'things_pkey')).toBe(true);
     expect(isUniqueViolation(err, 'other')).toBe(false);
   });
+
+  it('when its connection is lost between two queries (a database restart), then the transaction fails and the process lives on', async () => {
+    const killer = new pg.Client({ connectionString: pool.options.connectionString });
+    await killer.connect();
+    try {
+      await expect(
+        withTransaction(pool, async (client) => {
+          const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+          await killer.query('select pg_terminate_backend($1)', [rows[0]!.pid]);
+          // The connection's error arrives while nothing of this client is running.
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          await client.query('select 1');
+        }),
+      ).rejects.toThrow();
+    } finally {
+      await killer.end();
+    }
+    expect((await pool.query('select 1 as one')).rows[0].one).toBe(1);
+  });
 });
 
 describe('withTransaction with retryOn', () => {

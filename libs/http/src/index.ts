@@ -5,7 +5,13 @@ export { createLogger, type Logger, type RequestLogOptions } from './logger.js';
 export { REQUEST_ID_HEADER, requestId } from './request-id.js';
 export { startServer, type RunningServer, type ServerOptions } from './server.js';
 export { formatPath, parseOrThrow } from './validate.js';
-export { NOT_STORABLE, storable } from './schemas.js';
+export {
+  NOT_STORABLE,
+  NO_CONTROL_PATTERN,
+  STORABLE_JSON_VALUE_REF,
+  STORABLE_PATTERN,
+  storable,
+} from './schemas.js';
 export { buildOpenApi, errorSchemas, type ApiOperation } from './openapi.js';
 export {
   createInternalClient,

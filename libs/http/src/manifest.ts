@@ -27,6 +27,8 @@ export interface RouteSpec {
   /** A bearer write that still works while the Tenant's subscription is suspended. */
   allowedWhileSuspended?: boolean;
   summary: string;
+  /** What it does and what to know before calling it, for the reference (CommonMark). */
+  description?: string;
   pathParameters?: ApiOperation['pathParameters'];
   /** The body schema; a route with one gets the JSON body rules (Content-Type, 1 MiB). */
   requestBody?: z.ZodType;
@@ -37,6 +39,11 @@ export interface RouteSpec {
    * that only Herald's own services call and that have always answered so).
    */
   methodNotAllowed?: false;
+  /**
+   * Served to people rather than programs (the rendered reference and its files): public, open
+   * to anyone, and left out of the OpenAPI document.
+   */
+  page?: true;
 }
 
 /**
@@ -118,16 +125,18 @@ export function openApiPath(path: string): string {
 /** The documented (public and operator) routes as OpenAPI operations. */
 export function operationsOf(routes: RouteTable): ApiOperation[] {
   const operations: ApiOperation[] = [];
-  for (const route of Object.values(routes)) {
-    if (route.audience === 'internal') continue;
+  for (const [id, route] of Object.entries(routes)) {
+    if (route.audience === 'internal' || route.page) continue;
     const { access } = route;
-    if (access.kind === 'service' || access.kind === 'none') {
+    if (access.kind === 'service' || (access.kind === 'none' && route.audience !== 'public')) {
       throw new Error(`${route.method} ${route.path}: a documented route needs a caller's access`);
     }
     operations.push({
+      operationId: id,
       method: route.method,
       path: openApiPath(route.path),
       summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
       tag: route.audience === 'public' ? 'Public API' : 'Operator API',
       auth: access,
       ...(route.pathParameters ? { pathParameters: route.pathParameters } : {}),

@@ -1,26 +1,47 @@
 import { z } from 'zod';
+import { STORABLE_JSON_VALUE_REF, STORABLE_PATTERN } from './schemas.js';
 
 /**
  * One documented operation. Request and response shapes are the same zod schemas the routes
  * parse and answer with, so the OpenAPI document cannot drift from the code.
  */
 export interface ApiOperation {
+  /** The route's id in its service's manifest: unique across the API. */
+  operationId: string;
   method: 'get' | 'post' | 'put';
   /** OpenAPI path template, e.g. `/v1/contacts/{externalId}`. */
   path: string;
   summary: string;
+  /** What it does and what to know before calling it (CommonMark). */
+  description?: string;
   tag: 'Public API' | 'Operator API';
-  /** `bearer` with the scope the route needs, `basic` for the token exchange, `admin` for ADMIN_TOKEN. */
-  auth: { kind: 'bearer'; scope: string } | { kind: 'basic' } | { kind: 'admin' };
+  /**
+   * `bearer` with the scope the route needs, `basic` for the token exchange, `admin` for
+   * ADMIN_TOKEN, `none` for what anyone may read (the document itself).
+   */
+  auth:
+    { kind: 'bearer'; scope: string } | { kind: 'basic' } | { kind: 'admin' } | { kind: 'none' };
   pathParameters?: Record<string, { description: string; schema?: z.ZodType }>;
   requestBody?: z.ZodType;
   /** Status → answer. A `schema` of undefined means no body. */
-  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+  responses: Record<number, ApiAnswer>;
   /**
    * A write that still works while the Tenant's subscription is suspended (the erase routes).
    * Every other bearer write documents the 402.
    */
   allowedWhileSuspended?: boolean;
+}
+
+/** One answer of an operation. */
+export interface ApiAnswer {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+  /**
+   * OpenAPI links: the operations this answer lets a client call next, with their parameters as
+   * runtime expressions (`$request.path.externalId`, `$response.body#/id`).
+   */
+  links?: Record<string, { operationId: string; parameters: Record<string, string> }>;
 }
 
 /** The API's three error bodies (standard, 402, 422), for documentation. */
@@ -92,31 +113,126 @@ function withPolicyAnswers(op: ApiOperation): ApiOperation['responses'] {
 }
 
 const SECURITY_SCHEMES = {
-  accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+  accessToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'An access token from `POST /v1/token`, valid 900 seconds; its scopes come from the API key',
+  },
   clientCredentials: {
     type: 'http',
     scheme: 'basic',
-    description: 'ClientID as user, secret as password',
+    description:
+      "An API key's ClientID as the user name and its secret as the password; only `POST /v1/token` takes it",
   },
-  adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+  adminToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: "The operator's ADMIN_TOKEN; only the operator routes take it",
+  },
 };
 
 function security(auth: ApiOperation['auth']) {
   if (auth.kind === 'bearer') return [{ accessToken: [auth.scope] }];
   if (auth.kind === 'basic') return [{ clientCredentials: [] }];
+  if (auth.kind === 'none') return [];
   return [{ adminToken: [] }];
+}
+
+/** The error bodies as named components, so clients generate one type for each. */
+const ERROR_COMPONENTS = new Map<z.ZodType, string>([
+  [errorSchemas.standardError, 'Error'],
+  [errorSchemas.problemDetails, 'SubscriptionSuspended'],
+  [errorSchemas.unresolvedIdentity, 'UnresolvedIdentity'],
+]);
+
+/**
+ * Answers any operation can get from the ingress or the service itself besides its own: a body
+ * over the limit, an unknown path or method, a failure inside Herald, a service not answering.
+ */
+function withCommonAnswers(op: ApiOperation): ApiOperation['responses'] {
+  const error = errorSchemas.standardError;
+  const common: ApiOperation['responses'] = {
+    404: {
+      description: 'not_found: no such route (or no such resource where the path names one)',
+      schema: error,
+    },
+    405: {
+      description:
+        'method_not_allowed: the path does not take this method; `Allow` lists those it takes',
+      schema: error,
+    },
+    500: {
+      description:
+        'internal_error: an unexpected failure inside Herald; safe to resend with the same dedupKeys',
+      schema: error,
+    },
+    503: {
+      description:
+        'service_unavailable: a service or a backing store Herald needs is not answering; resend later',
+      schema: error,
+    },
+  };
+  // The ingress limits every body, also where the route itself takes none.
+  if (op.method !== 'get') {
+    common[413] = {
+      description: 'payload_too_large: the body is over the size limit',
+      schema: error,
+    };
+  }
+  return { ...common, ...withPolicyAnswers(op) };
+}
+
+/** Any JSON value whose strings and keys hold no U+0000 (Event properties are made of them). */
+const STORABLE_JSON_VALUE = {
+  description: 'any JSON value; no string or key in it holds U+0000',
+  anyOf: [
+    { type: 'string', pattern: STORABLE_PATTERN },
+    { type: 'number' },
+    { type: 'boolean' },
+    { type: 'null' },
+    { type: 'array', items: { $ref: STORABLE_JSON_VALUE_REF } },
+    {
+      type: 'object',
+      propertyNames: { pattern: STORABLE_PATTERN },
+      additionalProperties: { $ref: STORABLE_JSON_VALUE_REF },
+    },
+  ],
+};
+
+const ALLOW_HEADER = {
+  description: 'the methods the path takes (RFC 9110)',
+  schema: { type: 'string' },
+};
+
+export interface ApiDocumentOptions {
+  title: string;
+  version: string;
+  description?: string;
+  /** Where the API is served (the ingress), first the one a reader most likely wants. */
+  servers?: readonly { url: string; description: string; variables?: Record<string, unknown> }[];
 }
 
 /** An OpenAPI 3.1 document (JSON Schema 2020-12, which zod emits) for the given operations. */
 export function buildOpenApi(
-  info: { title: string; version: string; description?: string },
+  options: ApiDocumentOptions,
   operations: readonly ApiOperation[],
 ): Record<string, unknown> {
+  const { servers, ...info } = options;
+  const operationIds = new Set<string>();
+  const bodySchema = (schema: z.ZodType) => {
+    const name = ERROR_COMPONENTS.get(schema);
+    return name ? { $ref: `#/components/schemas/${name}` } : jsonSchema(schema, 'output');
+  };
   const paths: Record<string, Record<string, unknown>> = {};
   const sorted = [...operations].sort(
     (a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method),
   );
   for (const op of sorted) {
+    if (operationIds.has(op.operationId))
+      throw new Error(`operationId ${op.operationId} is used twice`);
+    operationIds.add(op.operationId);
     const parameters = Object.entries(op.pathParameters ?? {}).map(([name, p]) => ({
       name,
       in: 'path',
@@ -125,25 +241,34 @@ export function buildOpenApi(
       schema: p.schema ? jsonSchema(p.schema, 'input') : { type: 'string' },
     }));
     const responses = Object.fromEntries(
-      Object.entries(withPolicyAnswers(op)).map(([status, r]) => [
-        status,
-        {
-          description: r.description,
-          ...(op.auth.kind === 'bearer' ? { headers: rateLimitHeaders(status) } : {}),
-          ...(r.schema
-            ? {
-                content: {
-                  [r.contentType ?? 'application/json']: { schema: jsonSchema(r.schema, 'output') },
-                },
-              }
-            : {}),
-        },
-      ]),
+      Object.entries(withCommonAnswers(op)).map(([status, r]) => {
+        const headers = {
+          ...(op.auth.kind === 'bearer' ? rateLimitHeaders(status) : {}),
+          ...(status === '405' ? { Allow: { $ref: '#/components/headers/Allow' } } : {}),
+        };
+        return [
+          status,
+          {
+            description: r.description,
+            ...(Object.keys(headers).length ? { headers } : {}),
+            ...(r.links ? { links: r.links } : {}),
+            ...(r.schema
+              ? {
+                  content: {
+                    [r.contentType ?? 'application/json']: { schema: bodySchema(r.schema) },
+                  },
+                }
+              : {}),
+          },
+        ];
+      }),
     );
     paths[op.path] = {
       ...paths[op.path],
       [op.method]: {
+        operationId: op.operationId,
         summary: op.summary,
+        ...(op.description ? { description: op.description } : {}),
         tags: [op.tag],
         security: security(op.auth),
         ...(parameters.length ? { parameters } : {}),
@@ -162,7 +287,21 @@ export function buildOpenApi(
   return {
     openapi: '3.1.0',
     info,
-    components: { securitySchemes: SECURITY_SCHEMES, headers: RATE_LIMIT_HEADERS },
+    ...(servers?.length ? { servers } : {}),
+    tags: [
+      { name: 'Public API', description: 'What customers call with an access token' },
+      { name: 'Operator API', description: 'What operators call with the admin token' },
+    ],
+    components: {
+      securitySchemes: SECURITY_SCHEMES,
+      headers: { ...RATE_LIMIT_HEADERS, Allow: ALLOW_HEADER },
+      schemas: {
+        ...Object.fromEntries(
+          [...ERROR_COMPONENTS].map(([schema, name]) => [name, jsonSchema(schema, 'output')]),
+        ),
+        StorableJsonValue: STORABLE_JSON_VALUE,
+      },
+    },
     paths,
   };
 }

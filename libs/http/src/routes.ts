@@ -153,7 +153,7 @@ function expectedRoutes(
     Object.keys(methods).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`),
   );
   const internal = Object.values(routes)
-    .filter((r) => r.audience === 'internal')
+    .filter((r) => r.audience === 'internal' || r.page)
     .map((r) => `${r.method.toUpperCase()} ${r.path}`);
   return [...documented, ...internal];
 }

@@ -9,6 +9,7 @@ describe('buildOpenApi', () => {
     const body = z.object({ email: z.email(), name: z.string().optional() });
     const doc = buildOpenApi({ title: 'T', version: '1' }, [
       {
+        operationId: 'upsertThing',
         method: 'put',
         path: '/v1/things/{id}',
         summary: 'Upsert a thing',
@@ -31,10 +32,37 @@ describe('buildOpenApi', () => {
       required: ['email'],
       properties: { email: { type: 'string', format: 'email' } },
     });
-    expect(op.responses['400'].content['application/json'].schema.required).toEqual([
-      'code',
-      'message',
-    ]);
+    expect(op.operationId).toBe('upsertThing');
+    // The error bodies are named components, referenced where they are answered.
+    expect(op.responses['400'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Error',
+    });
+    expect(
+      (doc.components as { schemas: Record<string, { required: string[] }> }).schemas.Error!
+        .required,
+    ).toEqual(['code', 'message']);
+    // What the ingress or any service may answer, besides the operation's own.
+    expect(Object.keys(op.responses).sort()).toEqual(
+      ['200', '400', '402', '404', '405', '413', '429', '500', '503'].sort(),
+    );
+    expect(op.responses['405'].headers.Allow).toEqual({ $ref: '#/components/headers/Allow' });
+  });
+
+  it('when two operations share an operationId, then it refuses to build', () => {
+    const op = {
+      operationId: 'same',
+      method: 'get' as const,
+      summary: 's',
+      tag: 'Public API' as const,
+      auth: { kind: 'none' as const },
+      responses: { 200: { description: 'ok' } },
+    };
+    expect(() =>
+      buildOpenApi({ title: 'T', version: '1' }, [
+        { ...op, path: '/a' },
+        { ...op, path: '/b' },
+      ]),
+    ).toThrow('operationId same is used twice');
   });
 });
 
@@ -44,6 +72,7 @@ describe('buildOpenApi and the shared policy', () => {
     auth: { kind: 'bearer'; scope: string } | { kind: 'admin' },
     allowedWhileSuspended?: boolean,
   ) => ({
+    operationId: `${method}-${auth.kind}-${String(allowedWhileSuspended)}`,
     method,
     path: `/v1/${method}-${auth.kind}-${String(allowedWhileSuspended)}`,
     summary: 's',
@@ -63,8 +92,11 @@ describe('buildOpenApi and the shared policy', () => {
     ]);
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking a JSON document
     const paths = doc.paths as Record<string, Record<string, any>>;
+    const common = ['404', '405', '500', '503'];
     const codes = (path: string, method: string) =>
-      Object.keys(paths[path]![method].responses).sort();
+      Object.keys(paths[path]![method].responses)
+        .filter((c) => !common.includes(c) && c !== '413')
+        .sort();
 
     expect(codes('/v1/get-bearer-undefined', 'get')).toEqual(['200', '429']);
     expect(codes('/v1/post-bearer-undefined', 'post')).toEqual(['200', '402', '429']);

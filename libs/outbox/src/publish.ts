@@ -128,9 +128,14 @@ export function createBatchPublisher(
 
 /** The distinct trace contexts the rows were enqueued in (enqueue stored them in the headers). */
 function originLinks(rows: readonly OutboxRow[]): Link[] {
+  // Rows of one request share their headers: each distinct traceparent is parsed once.
+  const seen = new Set<string | undefined>();
   const links = new Map<string, Link>();
   for (const row of rows) {
     if (links.size >= MAX_LINKS) break;
+    const traceparent = row.headers.traceparent;
+    if (seen.has(traceparent)) continue;
+    seen.add(traceparent);
     const origin = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, row.headers));
     if (origin && trace.isSpanContextValid(origin)) links.set(origin.spanId, { context: origin });
   }

@@ -8,6 +8,7 @@ import type { TokenSigner } from './domain/signing-keys.js';
 import { makeDecoyHash } from './domain/token-exchange.js';
 import { adminHandlers } from './routes/admin.js';
 import { internalHandlers } from './routes/internal.js';
+import { referenceHandlers } from './routes/reference.js';
 import { jwksHandlers, tokenHandlers } from './routes/token.js';
 import { manifest } from './service.js';
 
@@ -32,6 +33,7 @@ export async function createApp(deps: AuthAppDeps): Promise<Express> {
         manifest,
         {
           ...jwksHandlers(deps.signer.jwks),
+          ...referenceHandlers(),
           ...tokenHandlers({
             pool: deps.pool,
             hasher: deps.hasher,

@@ -1,17 +1,29 @@
-import { SCOPES } from '@herald/auth';
-import { NOT_STORABLE, storable } from '@herald/http';
+import { PUBLISHABLE_KEY_SCOPES, SCOPES } from '@herald/auth';
+import { NOT_STORABLE, STORABLE_PATTERN, storable } from '@herald/http';
 import { z } from 'zod';
 
-const name = z.string().trim().min(1).max(256).refine(storable, NOT_STORABLE);
+const name = z
+  .string()
+  .trim()
+  .min(1)
+  .max(256)
+  .refine(storable, NOT_STORABLE)
+  .meta({ pattern: STORABLE_PATTERN });
 
 /** Request shapes, validated at the edge. */
 export const createTenantBody = z.object({ name });
 
-export const createApiKeyBody = z.object({
-  kind: z.enum(['secret', 'publishable']),
-  scopes: z.array(z.enum(SCOPES)).min(1).optional(),
-  name: name.optional(),
-});
+export const createApiKeyBody = z
+  .object({
+    kind: z.enum(['secret', 'publishable']),
+    scopes: z.array(z.enum(SCOPES)).min(1).optional(),
+    name: name.optional(),
+  })
+  // The rule domain/api-keys.ts enforces, stated in the document too.
+  .meta({
+    if: { properties: { kind: { const: 'publishable' } }, required: ['kind'] },
+    then: { properties: { scopes: { items: { enum: [...PUBLISHABLE_KEY_SCOPES] } } } },
+  });
 
 /** Answer shapes: routes type their bodies with these, and the OpenAPI document shows them. */
 export const tenantResponse = z.object({

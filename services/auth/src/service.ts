@@ -10,8 +10,16 @@ import {
   tokenResponse,
 } from './schemas.js';
 import { configSchema } from './config.js';
+import { z } from 'zod';
 
 const { standardError } = errorSchemas;
+const openApiDocumentSchema = z.looseObject({
+  openapi: z.string(),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});
+/** What the rendered reference serves: read by anyone, not in the OpenAPI document. */
+const page = { method: 'get', audience: 'public', access: { kind: 'none' }, page: true } as const;
 const unauthorizedAdmin = { description: 'missing or wrong admin token', schema: standardError };
 const tenantId = { tenantId: { description: 'the Tenant id' } };
 
@@ -33,6 +41,8 @@ export const manifest = defineService({
       calls: {},
       ingress: [
         { exact: '/v1/token' },
+        { exact: '/v1/openapi.json', note: 'the OpenAPI document' },
+        { prefix: '/docs', note: 'the rendered API reference and its files' },
         {
           regex: '^/admin/v1/tenants(/[^/]+/api-keys(/.*)?)?/?$',
           note: 'tenant create, API key create, API key revoke',
@@ -50,12 +60,34 @@ export const manifest = defineService({
       summary: 'The public keys access tokens are signed with (JWKS)',
       methodNotAllowed: false,
     },
+    // The API's own description, served by the service that is the API's front door.
+    openApiDocument: {
+      method: 'get',
+      path: '/v1/openapi.json',
+      audience: 'public',
+      access: { kind: 'none' },
+      summary: 'This OpenAPI document',
+      description:
+        'The contract of the public and operator API as OpenAPI 3.1, generated from the schemas the services validate with. Cacheable (ETag, five minutes) and readable from browsers (CORS).',
+      responses: {
+        200: { description: 'the document', schema: openApiDocumentSchema },
+        304: { description: 'not modified since the ETag in If-None-Match' },
+      },
+    },
+    referencePage: { ...page, path: '/docs', summary: 'The rendered API reference' },
+    referenceAsset: {
+      ...page,
+      path: '/docs/assets/:name',
+      summary: "The reference page's scripts and styles",
+    },
     exchangeToken: {
       method: 'post',
       path: '/v1/token',
       audience: 'public',
       access: { kind: 'basic' },
       summary: 'Exchange an API key for an access token',
+      description:
+        "Send the key's ClientID and secret as HTTP Basic credentials (a publishable key: an empty password); the answer is a bearer token valid 900 seconds with the key's scopes. Exchange again before it expires. Failed exchanges from one address or for one ClientID are limited (429 with Retry-After).",
       responses: {
         200: { description: 'an access token, valid 900 seconds', schema: tokenResponse },
         401: {
@@ -75,6 +107,8 @@ export const manifest = defineService({
       audience: 'operator',
       access: { kind: 'admin' },
       summary: 'Create a Tenant',
+      description:
+        'Creates a Tenant: the customer account every Contact, Event and key belongs to. Its id names it in every other operator route.',
       requestBody: createTenantBody,
       responses: {
         201: { description: 'created', schema: tenantResponse },
@@ -88,6 +122,8 @@ export const manifest = defineService({
       audience: 'operator',
       access: { kind: 'admin' },
       summary: 'Create an API key (secret or publishable)',
+      description:
+        'Creates a key with the scopes given. The secret of a secret key is in this answer only: store it now. A publishable key (`pk_`) has no secret and only `events:write`: it is for browser code.',
       pathParameters: tenantId,
       requestBody: createApiKeyBody,
       responses: {
@@ -103,6 +139,8 @@ export const manifest = defineService({
       audience: 'operator',
       access: { kind: 'admin' },
       summary: 'Revoke an API key',
+      description:
+        'Revokes the key: new exchanges with it fail at once, and access tokens already issued with it stop working within 5 seconds. Revoking again answers 204 too.',
       pathParameters: { ...tenantId, clientId: { description: 'the key ClientID' } },
       responses: {
         204: { description: 'revoked (again: still 204)' },
@@ -130,6 +168,7 @@ export const manifest = defineService({
   prefixes: [
     // Browser code exchanges publishable keys here: CORS on every answer.
     { prefix: '/v1/token', cors: true },
+    { prefix: '/v1/openapi.json', cors: true },
     // Every path under it asks for the admin token first, unknown ones included.
     { prefix: '/admin/v1', access: 'admin' },
     { prefix: '/internal', access: 'service' },

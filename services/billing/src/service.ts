@@ -53,6 +53,8 @@ export const manifest = defineService({
       method: 'get',
       path: '/admin/v1/tenants/:tenantId/billing',
       summary: "A Tenant's subscription state and consecutive failed payments",
+      description:
+        'Whether the Tenant is active or suspended, and how many payments failed in a row.',
       responses: billingResponses('the subscription'),
     },
     recordPaymentFailure: {
@@ -61,6 +63,8 @@ export const manifest = defineService({
       path: '/admin/v1/tenants/:tenantId/billing/payment-failures',
       summary:
         'Record a failed payment (no body); enough in a row (3 by default) suspend the Tenant, whose writes then answer 402',
+      description:
+        'Counts one more failed payment. When the count reaches the limit the Tenant is suspended: its writes answer 402 within seconds, reads and erasure keep working.',
       responses: billingResponses('the subscription after the failure'),
     },
     recordPaymentDetails: {
@@ -69,6 +73,8 @@ export const manifest = defineService({
       path: '/admin/v1/tenants/:tenantId/billing/payment-details',
       summary:
         'Record updated payment details (no body): the Tenant is active again, failures reset',
+      description:
+        'Marks the Tenant as paying again: it is active, its failure count is reset, and its writes are accepted again within seconds.',
       responses: billingResponses('active, no failures'),
     },
     // The other services ask here when their Redis copy is missing.

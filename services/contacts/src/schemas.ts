@@ -1,4 +1,4 @@
-import { NOT_STORABLE, storable } from '@herald/http';
+import { NO_CONTROL_PATTERN, NOT_STORABLE, STORABLE_PATTERN, storable } from '@herald/http';
 import { contactSnapshot } from '@herald/messages';
 import { z } from 'zod';
 
@@ -11,29 +11,44 @@ export const email = z
   .string()
   .min(1)
   .max(254)
-  .regex(/^[^\s@]+@[^\s@.]+(\.[^\s@.]+)*$/, 'must be an email address like name@example.com')
-  .refine((s) => !CONTROL.test(s), 'must not contain control characters');
+  // `\s` spelled out: JavaScript's, so that the document's pattern means the same everywhere.
+  .regex(
+    /^[^@\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+@[^@.\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+(\.[^@.\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+)*$/,
+    'must be an email address like name@example.com',
+  )
+  .refine((s) => !CONTROL.test(s), 'must not contain control characters')
+  .meta({ allOf: [{ pattern: NO_CONTROL_PATTERN }] });
 
-export const name = z.string().min(1).max(256).refine(storable, NOT_STORABLE);
+export const name = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine(storable, NOT_STORABLE)
+  .meta({ pattern: STORABLE_PATTERN });
 
 /** E.164: + then 2..15 digits. */
 export const phone = z.string().regex(/^\+[0-9]{2,15}$/, 'must be E.164, e.g. +4915112345678');
 
-export const timeZone = z.string().refine((zone) => {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return zone.length > 0;
-  } catch {
-    return false;
-  }
-}, 'must be an IANA time zone name, e.g. Europe/Berlin');
+export const timeZone = z
+  .string()
+  .refine((zone) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: zone });
+      return zone.length > 0;
+    } catch {
+      return false;
+    }
+  }, 'must be an IANA time zone name, e.g. Europe/Berlin')
+  // The document lists the canonical names; the links (aliases) the runtime knows pass too.
+  .meta({ enum: Intl.supportedValuesOf('timeZone') });
 
 /** 1..255 characters, any Unicode except control characters ('/' included). */
 export const externalId = z
   .string()
   .min(1)
   .max(255)
-  .refine((s) => !CONTROL.test(s), 'must not contain control characters');
+  .refine((s) => !CONTROL.test(s), 'must not contain control characters')
+  .meta({ pattern: NO_CONTROL_PATTERN });
 
 /**
  * The body of both upserts. Optional fields left out keep their stored value; `null` clears

@@ -30,6 +30,8 @@ const read = {
   audience: 'public',
   access: { kind: 'bearer', scope: 'contacts:read' },
   summary: 'Read a Contact',
+  description:
+    'The Contact with its identities (`externalId`, `email`), its attributes and when it was created and last updated. A Contact erased or never created is a 404.',
   responses: {
     200: { description: 'the Contact', schema: contactResponse },
     ...common,
@@ -42,6 +44,8 @@ const exportContact = {
   audience: 'public',
   access: { kind: 'bearer', scope: 'contacts:export' },
   summary: 'Export everything held about a Contact (GDPR access), as JSON Lines',
+  description:
+    'Streams every piece of data Herald holds about the Contact: the Contact first, then each of its Events, one JSON object per line. Read the stream to its end; a stream cut short by a failure ends without its last lines, so compare the Event count with what you expect or export again.',
   responses: {
     200: {
       description:
@@ -62,12 +66,29 @@ const erase = {
   access: { kind: 'bearer', scope: 'contacts:erase' },
   allowedWhileSuspended: true,
   summary: 'Erase a Contact and everything about it (GDPR erasure), permanently',
+  description:
+    'Erases the Contact and its Events everywhere Herald keeps them, permanently; Events sent about it afterwards are refused (422). Works while the subscription is suspended. Resending after a timeout is safe.',
   responses: {
     204: { description: 'erased (by id: again 204 on retry)' },
     ...common,
     404: error('not_found'),
   },
 } as const satisfies Omit<RouteSpec, 'path'>;
+
+/** What a client can do next with an upserted Contact (OpenAPI links). */
+const linksTo = (suffix: '' | 'ById', parameter: string, value: string) => ({
+  [`read${suffix}`]: { operationId: `getContact${suffix}`, parameters: { [parameter]: value } },
+  [`export${suffix}`]: {
+    operationId: `exportContact${suffix}`,
+    parameters: { [parameter]: value },
+  },
+  [`erase${suffix}`]: { operationId: `eraseContact${suffix}`, parameters: { [parameter]: value } },
+});
+const linksById = linksTo('ById', 'id', '$response.body#/id');
+const linksByExternalId = {
+  ...linksTo('', 'externalId', '$request.path.externalId'),
+  ...linksTo('ById', 'id', '$response.body#/id'),
+};
 
 /** The shared secrets the service gets (from the Secret, never from settings). */
 const SECRETS = ['ADMIN_TOKEN', 'SERVICE_TOKEN'];
@@ -112,10 +133,16 @@ export const manifest = defineService({
       audience: 'public',
       access: { kind: 'bearer', scope: 'contacts:write' },
       summary: 'Upsert a Contact by email',
+      description:
+        'Creates the Contact that has this email, or updates it (200) when one exists. Emails compare case-insensitively. Use it for people you know only by email; `PUT /v1/contacts/{externalId}` is for your own ids.',
       requestBody: contactWriteBody,
       responses: {
-        200: { description: 'updated', schema: contactResponse },
-        201: { description: 'created (no externalId)', schema: contactResponse },
+        200: { description: 'updated', schema: contactResponse, links: linksById },
+        201: {
+          description: 'created (no externalId)',
+          schema: contactResponse,
+          links: linksById,
+        },
         400: error('validation_error'),
         ...common,
       },
@@ -127,11 +154,13 @@ export const manifest = defineService({
       audience: 'public',
       access: { kind: 'bearer', scope: 'contacts:write' },
       summary: 'Upsert a Contact by your own id',
+      description:
+        'Creates the Contact with this `externalId` (201) or updates it (200). An `email` already held by another Contact of the Tenant is a 409 conflict: nothing is written.',
       pathParameters: byExternalId,
       requestBody: contactWriteBody,
       responses: {
-        200: { description: 'updated', schema: contactResponse },
-        201: { description: 'created', schema: contactResponse },
+        200: { description: 'updated', schema: contactResponse, links: linksByExternalId },
+        201: { description: 'created', schema: contactResponse, links: linksByExternalId },
         400: error('validation_error'),
         ...common,
         409: error('conflict: the email belongs to another Contact'),
@@ -159,6 +188,8 @@ export const manifest = defineService({
       audience: 'operator',
       access: { kind: 'admin' },
       summary: 'Create an organization',
+      description:
+        'Creates an organization in the Tenant, so that Events can be recorded about it (`POST /v1/events/by-organization`) and attributed to it. An `externalId` already used is a 409.',
       pathParameters: { tenantId: { description: 'the Tenant id' } },
       requestBody: organizationBody,
       responses: {

@@ -1,4 +1,4 @@
-import { NOT_STORABLE, storable } from '@herald/http';
+import { NOT_STORABLE, STORABLE_JSON_VALUE_REF, STORABLE_PATTERN, storable } from '@herald/http';
 import { z } from 'zod';
 
 /** The API's limits (docs/api-reference.md#limits). */
@@ -7,7 +7,8 @@ export const MAX_PROPERTIES_BYTES = 32 * 1024;
 export const MAX_PROPERTIES_DEPTH = 64;
 
 // A string PostgreSQL cannot store (U+0000) anywhere in a value is a 400, never a 5xx.
-const text = (max: number) => z.string().min(1).max(max).refine(storable, NOT_STORABLE);
+const text = (max: number) =>
+  z.string().min(1).max(max).refine(storable, NOT_STORABLE).meta({ pattern: STORABLE_PATTERN });
 
 const OCCURRED_AT_FORMAT =
   'must be an RFC 3339 date-time with an offset, e.g. 2026-03-04T05:06:07.123Z';
@@ -76,7 +77,12 @@ export const properties = z
   .record(z.string(), z.unknown())
   .refine(withinDepth, depthCheck)
   .refine(fitsSize, sizeMessage)
-  .refine(storableDeep, NOT_STORABLE);
+  .refine(storableDeep, NOT_STORABLE)
+  .meta({
+    description: `any JSON object, at most ${MAX_PROPERTIES_BYTES} bytes as JSON and ${MAX_PROPERTIES_DEPTH} levels deep; no string or key in it holds U+0000`,
+    propertyNames: { pattern: STORABLE_PATTERN },
+    additionalProperties: { $ref: STORABLE_JSON_VALUE_REF },
+  });
 
 /**
  * The same limits over the properties object exactly as parsed from the body, whose every key is

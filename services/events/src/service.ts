@@ -17,13 +17,14 @@ const requestBody = (event: z.ZodType) =>
   z.union([event, z.array(event).min(1).max(MAX_EVENTS_PER_REQUEST)]);
 
 /** One of the four Event routes: one token from the write budget per request. */
-function eventRoute<const R extends EventRoute>(route: R, summary: string) {
+function eventRoute<const R extends EventRoute>(route: R, summary: string, names: string) {
   return {
     method: 'post',
     path: `/v1/events/${route}`,
     audience: 'public',
     access: { kind: 'bearer', scope: 'events:write' },
     summary,
+    description: `${names} Send one Event or an array of up to 1,000; the request is all or nothing. Give each Event a \`dedupKey\` and resend a failed or unanswered request with the same keys: an Event is recorded once per key inside the dedup window, and the 202 says so however often it is sent.`,
     requestBody: requestBody(EVENT_ROUTES[route]),
     responses: {
       202: {
@@ -102,15 +103,22 @@ export const manifest = defineService({
     recordByContactId: eventRoute(
       'by-contact-id',
       'Record Events about Contacts named by their Herald id',
+      'Each Event names its Contact by `contactId`, the `id` Herald gave it; an id naming no Contact of the Tenant refuses the request (422).',
     ),
     recordByExternalId: eventRoute(
       'by-external-id',
       'Record Events about Contacts named by your own id',
+      'Each Event names its Contact by `contactExternalId`; one naming no Contact refuses the request (422): upsert the Contact first.',
     ),
-    recordByEmail: eventRoute('by-email', 'Record Events about Contacts named by email'),
+    recordByEmail: eventRoute(
+      'by-email',
+      'Record Events about Contacts named by email',
+      'Each Event names its Contact by `contactEmail`, compared case-insensitively; one naming no Contact refuses the request (422).',
+    ),
     recordByOrganization: eventRoute(
       'by-organization',
       'Record Events of organizations (optionally with the acting Contact)',
+      'Each Event names an organization by `organizationExternalId`, and may name the Contact who acted by `contactId`; either naming nothing refuses the request (422).',
     ),
     eventNames: {
       method: 'get',
@@ -118,6 +126,8 @@ export const manifest = defineService({
       audience: 'operator',
       access: { kind: 'admin' },
       summary: 'The event names recorded in a Tenant (Journey triggers are picked from them)',
+      description:
+        'Every event name recorded in the Tenant at least once, sorted: the names a Journey can be triggered by.',
       pathParameters: { tenantId: { description: 'the Tenant id', schema: z.uuid() } },
       responses: {
         200: { description: 'sorted by name', schema: eventNamesResponse },
@@ -133,6 +143,22 @@ export const manifest = defineService({
       access: { kind: 'service' },
       summary: "A Contact's Events as JSON Lines",
       pathParameters: contactPath,
+      responses: {
+        200: {
+          description:
+            'one `{"type":"event","data":{…}}` line per Event about the Contact, streamed',
+          schema: z.string(),
+          contentType: 'application/x-ndjson',
+        },
+        401: error('unauthenticated: missing or wrong service token'),
+        404: error('not_found: the Tenant or Contact id is not a uuid'),
+        429: error(
+          'rate_limited: the Tenant already has EXPORT_MAX_CONCURRENT_PER_TENANT exports streaming from this replica; nothing sent; see Retry-After',
+        ),
+        503: error(
+          'service_unavailable: EXPORT_MAX_CONCURRENT exports are streaming from this replica, or the database is unreachable; nothing sent; see Retry-After',
+        ),
+      },
     },
     eraseContactEvents: {
       method: 'post',

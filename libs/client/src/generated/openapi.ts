@@ -256,7 +256,7 @@ export interface paths {
     put?: never;
     /**
      * Exchange an API key for an access token
-     * @description Send the key's ClientID and secret as HTTP Basic credentials; the answer is a bearer token valid 900 seconds with the key's scopes. Exchange again before it expires. Failed exchanges from one address or for one ClientID are limited (429 with Retry-After).
+     * @description Send the key's ClientID and secret as HTTP Basic credentials (a publishable key: an empty password); the answer is a bearer token valid 900 seconds with the key's scopes. Exchange again before it expires. Failed exchanges from one address or for one ClientID are limited (429 with Retry-After).
      */
     post: operations['exchangeToken'];
     delete?: never;

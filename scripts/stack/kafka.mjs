@@ -315,20 +315,36 @@ async function startBroker(bins) {
     `-Dkafka.logs.dir=${logDir}`,
     ...extra,
   ];
-  await startDetached({
-    component,
-    label: 'Kafka',
-    cmd: bins.java,
-    args: [...javaArgs(jvm, kafkaPaths.log4j), MAIN_CLASS, kafkaPaths.properties],
-    cwd: base,
-    logFile: kafkaPaths.logFile,
-    pidFile: kafkaPaths.pidFile,
-    banner: 'starting Kafka',
-    ready: () => kafkaAnswers(1000),
-    timeoutMs: 180000,
-    intervalMs: 300,
-    timeoutMessage: 'Kafka did not answer a Metadata request within 180 s',
-  });
+  const start = () =>
+    startDetached({
+      component,
+      label: 'Kafka',
+      cmd: bins.java,
+      args: [...javaArgs(jvm, kafkaPaths.log4j), MAIN_CLASS, kafkaPaths.properties],
+      cwd: base,
+      logFile: kafkaPaths.logFile,
+      pidFile: kafkaPaths.pidFile,
+      banner: 'starting Kafka',
+      ready: () => kafkaAnswers(1000),
+      timeoutMs: 180000,
+      intervalMs: 300,
+      timeoutMessage: 'Kafka did not answer a Metadata request within 180 s',
+    });
+  const logStart = fs.existsSync(kafkaPaths.logFile) ? fs.statSync(kafkaPaths.logFile).size : 0;
+  try {
+    await start();
+  } catch (error) {
+    // The stack's ports lie in Linux's ephemeral range: an outgoing connection (Kafka's own, to
+    // its controller) can hold the broker's port for a moment. Once is chance: start again.
+    const log = fs.existsSync(kafkaPaths.logFile)
+      ? fs.readFileSync(kafkaPaths.logFile, 'utf8').slice(logStart)
+      : '';
+    if (!/failed to bind to .*Address already in use/.test(log)) throw error;
+    say('kafka: its port was taken for a moment (an outgoing connection); starting again');
+    await sleep(2000);
+    await assertPortFree(component, ports.kafka, portEnvVars.kafka);
+    await start();
+  }
 }
 
 /**

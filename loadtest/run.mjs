@@ -1,5 +1,5 @@
 // `node loadtest/run.mjs <smoke|load|stress|spike|soak> [-- <k6 run options>]`: runs one k6
-// scenario and exits non-zero when its thresholds fail. Node built-ins only.
+// scenario and exits non-zero when its thresholds fail. Node built-ins, and the benchmark's renderer for the chart.
 //
 // - With BASE_URL, CLIENT_ID and CLIENT_SECRET set (staging), it runs against that target as is.
 // - Without them, against the local stack: a fresh Tenant, KEYS secret keys (1 for smoke, else
@@ -9,7 +9,8 @@
 //
 // k6 is built from source by scripts/go-tools.mjs (K6_BINARY picks an installed k6 instead). It
 // runs locally only: no cloud output, no usage report, no extension downloads. The summary JSON
-// goes to .herald/loadtest/<scenario>-<time>.json.
+// goes to .herald/loadtest/<scenario>-<time>.json, with k6's HTML report (.html) and a chart of
+// throughput and latency per second (.png) beside it.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -17,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UsageError, commandLine } from '../scripts/lib/args.mjs';
 import { dataDir, ingressUrl } from '../scripts/stack/config.mjs';
+import { htmlReportEnv, writeTimeSeriesPng } from './report.mjs';
 
 const SCENARIOS = ['smoke', 'load', 'stress', 'spike', 'soak'];
 const SCOPES = ['contacts:read', 'contacts:write', 'events:write'];
@@ -151,7 +153,12 @@ function pruneSummaries(scenario) {
     .readdirSync(outDir)
     .filter((f) => f.startsWith(`${scenario}-`) && f.endsWith('.json'))
     .sort();
-  for (const f of own.slice(0, -KEEP_SUMMARIES)) fs.rmSync(path.join(outDir, f), { force: true });
+  for (const f of own.slice(0, -KEEP_SUMMARIES)) {
+    // with its HTML report and chart
+    for (const ext of ['.json', '.html', '.png']) {
+      fs.rmSync(path.join(outDir, f.replace(/\.json$/, ext)), { force: true });
+    }
+  }
 }
 
 /** Threshold results and headline figures from k6's summary data. */
@@ -193,9 +200,13 @@ async function main() {
     outDir,
     `${scenario}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
   );
+  const stem = summaryFile.slice(0, -'.json'.length);
+  const htmlReport = `${stem}.html`;
+  const csvFile = `${stem}.csv`;
   const env = {
     ...process.env,
     ...target,
+    ...htmlReportEnv(htmlReport),
     SUMMARY_JSON: summaryFile,
     K6_NO_USAGE_REPORT: 'true',
     K6_AUTO_EXTENSION_RESOLUTION: 'false',
@@ -203,7 +214,11 @@ async function main() {
   delete env.ADMIN_TOKEN; // k6 needs only the customer keys
   const script = path.join(here, 'scenarios', `${scenario}.js`);
   const quiet = process.stdout.isTTY ? [] : ['--quiet']; // no progress bars in CI logs
-  const code = await runK6(binary, ['run', '--no-usage-report', ...quiet, ...k6Args, script], env);
+  const code = await runK6(
+    binary,
+    ['run', '--no-usage-report', ...quiet, '--out', `csv=${csvFile}`, ...k6Args, script],
+    env,
+  );
 
   if (!fs.existsSync(summaryFile)) {
     console.error(`loadtest ${scenario}: k6 exited with ${code} and wrote no summary`);
@@ -219,6 +234,14 @@ async function main() {
       `${d.rateLimited} rate-limited; checks ${d.checks.passes} passed, ${d.checks.fails} failed`,
   );
   console.log(`summary: ${path.relative(process.cwd(), summaryFile)}`);
+  if (fs.existsSync(htmlReport)) console.log(`report: ${path.relative(process.cwd(), htmlReport)}`);
+  if (fs.existsSync(csvFile)) {
+    const png = `${stem}.png`;
+    await writeTimeSeriesPng(csvFile, png, `k6 ${scenario}: throughput and latency`);
+    // The per-request points were only the picture's input.
+    fs.rmSync(csvFile, { force: true });
+    console.log(`chart: ${path.relative(process.cwd(), png)}`);
+  }
   recordTestResult(scenario, {
     passed: d.passed,
     failed: d.failed + (code !== 0 && d.failed === 0 ? 1 : 0),

@@ -126,6 +126,8 @@ try {
     [
       '--test',
       'loadtest/test/client.test.mjs',
+      'loadtest/test/report.test.mjs',
+      'scripts/chaos/soak.test.mjs',
       'scripts/lib/args.test.mjs',
       'scripts/bench/chart.test.mjs',
       'scripts/generate/api-reference.test.mjs',

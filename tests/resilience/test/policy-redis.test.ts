@@ -12,12 +12,13 @@ import {
   newFixture,
   record,
   restore,
+  stack,
   stop,
   type Contact,
   type Fixture,
 } from './support.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:56379';
+const REDIS_URL = process.env.REDIS_URL ?? stack.redisUrl;
 
 beforeAll(restore);
 afterAll(restore);

@@ -5,9 +5,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The ingress, exactly as a customer reaches it. */
-export const INGRESS = process.env.HERALD_INGRESS_URL ?? 'http://localhost:8080';
-
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const dataDir = path.resolve(repoRoot, process.env.HERALD_DATA_DIR || '.herald');
 
@@ -23,6 +20,9 @@ interface StatusRow {
 }
 
 export interface Stack {
+  /** The ingress and the single Redis node, after HERALD_PORT and HERALD_REDIS_PORT. */
+  ingressUrl: string;
+  redisUrl: string;
   up(opts?: { build?: boolean; quiet?: boolean }): Promise<{ started: string[] }>;
   down(opts?: { only?: string[]; quiet?: boolean }): Promise<void>;
   status(): Promise<StatusRow[]>;
@@ -31,6 +31,9 @@ export interface Stack {
 
 const stackModule = new URL('../../../scripts/stack/index.mjs', import.meta.url).href;
 export const stack = (await import(stackModule)) as Stack;
+
+/** The ingress, exactly as a customer reaches it (the stack's own unless told otherwise). */
+export const INGRESS = process.env.HERALD_INGRESS_URL ?? stack.ingressUrl;
 
 /** Stops one component of the stack (e.g. 'kafka'); the data stays. */
 export async function stop(component: string): Promise<void> {

@@ -21,7 +21,8 @@ prints their tables and writes the figures to .herald/bench/results-<time>.json,
 benchmark's chart beside them (results-<time>.png). Exits 1 when a run had errors.
   --seconds N        length of each measurement (default 10)
   --warmup N         unmeasured seconds before each events measurement (default 2)
-  --connections N    connections (events, wrk) or requests (token-exchange) in flight
+  --connections N    connections (events: wrk, or SDK trackers for sdk-tracker) or requests
+                     (token-exchange) in flight
                      (default ${events.defaultConnections} for events, 8 for token-exchange)
   --only LIST        run only these events measurements (comma-separated; implies events):
                      ${events.measurementNames.join(', ')}

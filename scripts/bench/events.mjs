@@ -3,7 +3,9 @@
 // of the same rows into a scratch database holding the events service's schema, from a pg Pool
 // at the same concurrency. The service does more per request (token check, rate budget,
 // identity resolution through the contacts service, dedup claims, the event-name catalog, the
-// outbox row), so the ratio to the floor says what all of that costs. Around every
+// outbox row), so the ratio to the floor says what all of that costs. The SDK's batching tracker
+// (@herald/client, in a Node process of its own: sdk-tracker.mjs) records the same Events in
+// the same run, beside the raw array route wrk sends. Around every
 // measurement: CPU per request of every process (procstat.mjs); while Events are recorded: the
 // publish lag to Kafka and the outbox depth (lag.mjs). Each figure has its target beside it.
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -15,6 +17,7 @@ import { formatNumber } from './chart.mjs';
 import { outboxSampler, startLagConsumer } from './lag.mjs';
 import { closedLoop } from './lib.mjs';
 import { COMPONENTS, cpuPerRequest, cpuReading, memoryTracker, stackPids } from './procstat.mjs';
+import { startSdkTracker } from './sdk-tracker.mjs';
 import { ensureWrk, runWrk, writeConfig } from './wrk.mjs';
 
 export const name = 'events';
@@ -51,6 +54,17 @@ export const MEASUREMENTS = [
     events: n,
   })),
   {
+    // The same Events as array-100, queued one by one with @herald/client's tracker.track()
+    // and sent by its batching tracker (flushAt 100), one tracker per connection.
+    name: 'sdk-tracker',
+    label: 'SDK tracker, 100-Event batches',
+    group: 'service',
+    kind: 'events',
+    driver: 'sdk',
+    route: 'by-contact-id',
+    events: 100,
+  },
+  {
     name: 'upsert',
     label: 'Contact upsert, PUT',
     group: 'service',
@@ -77,6 +91,8 @@ const TARGETS = {
   single: { requestsPerSecond: 2000, p99: 50, floor: 'floor-1', floorShare: 0.2 },
   'array-100': { eventsPerSecond: 40000, floor: 'floor-100', floorShare: 0.5 },
   'array-1000': { eventsPerSecond: 50000, floor: 'floor-100' },
+  // The SDK (JSON, dedupKeys, fetch, in one Node process) costs at most half of the raw route.
+  'sdk-tracker': { floor: 'floor-100', raw: 'array-100', rawShare: 0.5 },
   upsert: { requestsPerSecond: 1500 },
   read: { requestsPerSecond: 3000 },
 };
@@ -190,7 +206,7 @@ async function setUp(ingressUrl, adminToken, runId) {
     );
     organizations.push(externalId);
   }
-  return { tenantId: tenant.id, tokens, contacts, organizations };
+  return { tenantId: tenant.id, keys, tokens, contacts, organizations };
 }
 
 /**
@@ -269,11 +285,15 @@ export async function run({
 }) {
   const { default: pg } = await import('pg');
   const selected = MEASUREMENTS.filter((m) => !only || only.includes(m.name));
-  const wrk = selected.some((m) => m.kind) ? await ensureWrk() : null;
+  const wrk = selected.some((m) => m.kind && m.driver !== 'sdk') ? await ensureWrk() : null;
   const runId = randomBytes(4).toString('hex');
   const workDir = path.join(dataDir, 'bench', `run-${runId}`);
   const setupStart = Date.now();
-  const { tenantId, tokens, contacts, organizations } = await setUp(ingressUrl, adminToken, runId);
+  const { tenantId, keys, tokens, contacts, organizations } = await setUp(
+    ingressUrl,
+    adminToken,
+    runId,
+  );
   console.log(
     `  set up a Tenant, ${KEYS} keys and tokens, ${CONTACTS} Contacts, ${ORGANIZATIONS} organizations (${((Date.now() - setupStart) / 1000).toFixed(1)} s)`,
   );
@@ -303,15 +323,19 @@ export async function run({
   const loadBefore = os.loadavg()[0];
   const startedAt = new Date();
 
-  /** CPU readings around `measure()`, which resolves to its figures with `requests`. */
-  async function withCpu(measure) {
+  /**
+   * CPU readings around `measure()`, which resolves to its figures with `requests`; `extra`
+   * names more processes to read (the SDK tracker's), alive at both readings.
+   */
+  async function withCpu(measure, extra = {}) {
     pids = await stackPids(); // a service restarted by someone else has a new pid
     // Memory between measurements, not during them: reading it costs CPU.
     memory.sample(pids);
-    const before = cpuReading(pids);
+    const measured = { ...pids, ...extra };
+    const before = cpuReading(measured);
     const from = Date.now();
     const figures = await measure();
-    const after = cpuReading(pids);
+    const after = cpuReading(measured);
     await outbox.sampleNow();
     const to = Date.now();
     const cpu = cpuPerRequest(before, after, figures.requests);
@@ -379,6 +403,77 @@ export async function run({
   }
 
   /**
+   * @herald/client's batching tracker in its own Node process (sdk-tracker.mjs), one tracker
+   * per connection over the same keys and Contacts as wrk, warmed up like wrk, then measured:
+   * `seconds` of track() and the close() that sends what is queued. Its CPU is the `sdk` column.
+   */
+  async function sdkMeasurement(m) {
+    const configFile = path.join(workDir, `${m.name}.json`);
+    fs.mkdirSync(workDir, { recursive: true });
+    fs.writeFileSync(
+      configFile,
+      JSON.stringify({
+        ingressUrl,
+        keys: keys.map(({ clientId, secret }) => ({ clientId, secret })),
+        contactIds: contacts.map((c) => c.id),
+        trackers: connections,
+        flushAt: m.events,
+        seconds,
+        warmup,
+        runId,
+        name: m.name,
+        eventName: EVENT_NAME,
+        properties: PROPERTIES,
+      }),
+    );
+    const sdk = await startSdkTracker(configFile);
+    // Every Event the tracker reported recorded counts as accepted; one it gave up on may have
+    // been recorded all the same (an answer lost after the commit).
+    acceptedTotal += sdk.warm.accepted;
+    inFlightBound += sdk.warm.failedEvents;
+    try {
+      return await withCpu(
+        async () => {
+          const r = await sdk.measure();
+          acceptedTotal += r.accepted;
+          inFlightBound += r.failedEvents;
+          return {
+            seconds: r.seconds,
+            requests: r.requests,
+            ok: r.ok,
+            failed: r.requests - r.ok,
+            statuses: r.statuses,
+            socketErrors: { network: r.networkErrors },
+            acceptedEvents: r.accepted,
+            requestsPerSecond: r.ok / r.seconds,
+            eventsPerSecond: r.accepted / r.seconds,
+            p50: r.p50,
+            p99: r.p99,
+            mean: r.mean,
+            sdk: {
+              trackers: connections,
+              flushAt: m.events,
+              tracked: r.tracked,
+              failedEvents: r.failedEvents,
+              errors: r.errors,
+              ownCpuMs: r.ownCpuMs,
+            },
+            warmup: {
+              requests: sdk.warm.requests,
+              failed: sdk.warm.requests - sdk.warm.ok,
+              statuses: sdk.warm.statuses,
+              failedEvents: sdk.warm.failedEvents,
+            },
+          };
+        },
+        { sdk: sdk.pid },
+      );
+    } finally {
+      await sdk.stop();
+    }
+  }
+
+  /**
    * Waits (at most 60 s, or 15 s without progress) until the relay has published every Event
    * of the bench Tenant (outbox keys start with the Tenant id), and the consumer has had a
    * moment to read the last of them. Resolves to the rows left.
@@ -408,7 +503,12 @@ export async function run({
   try {
     for (const m of selected) {
       process.stdout.write(`  ${m.name} ...`);
-      const figures = m.group === 'floor' ? await floorMeasurement(m) : await wrkMeasurement(m);
+      const figures =
+        m.group === 'floor'
+          ? await floorMeasurement(m)
+          : m.driver === 'sdk'
+            ? await sdkMeasurement(m)
+            : await wrkMeasurement(m);
       results.push({ ...m, ...figures });
       process.stdout.write(
         ` ${formatNumber(figures.requestsPerSecond)} req/s, p99 ${formatNumber(figures.p99)} ms` +
@@ -476,6 +576,13 @@ export async function run({
         .map(([k, n]) => `${k} ${n}`);
       problems.push(
         `${r.name}: ${r.failed} of ${r.requests} requests failed (${[...statuses, ...socket].join(', ') || 'unexpected answers'}); its req/s counts 2xx answers only`,
+      );
+    }
+  }
+  for (const r of results) {
+    if (r.sdk?.failedEvents > 0) {
+      problems.push(
+        `${r.name}: the tracker gave up on ${r.sdk.failedEvents} of ${r.sdk.tracked} Events (${r.sdk.errors.join('; ')})`,
       );
     }
   }
@@ -550,6 +657,17 @@ function evaluate(r, byName) {
       r.floorRatio === null ? null : r.floorRatio >= t.floorShare,
     );
   }
+  if (t.raw) {
+    // The SDK beside the raw route it wraps, measured in the same run.
+    const raw = byName[t.raw];
+    r.rawRatio = raw ? r.eventsPerSecond / raw.eventsPerSecond : null;
+    add(
+      `≥ ${t.rawShare} × ${t.raw}`,
+      r.rawRatio,
+      t.rawShare,
+      r.rawRatio === null ? null : r.rawRatio >= t.rawShare,
+    );
+  }
   if (r.name.startsWith('single-') && r.name !== 'single-contact-id') {
     const base = byName['single-contact-id'];
     const share = base ? r.requestsPerSecond / base.requestsPerSecond : null;
@@ -572,7 +690,11 @@ function evaluate(r, byName) {
   r.primary = {
     unit: perEvent ? 'Events/s' : 'req/s',
     value: perEvent ? r.eventsPerSecond : r.requestsPerSecond,
-    target: perEvent ? t.eventsPerSecond : t.requestsPerSecond,
+    // The SDK's target comes from the raw route in the same run.
+    target: perEvent
+      ? (t.eventsPerSecond ??
+        (r.rawRatio ? (r.eventsPerSecond / r.rawRatio) * t.rawShare : undefined))
+      : t.requestsPerSecond,
     floor: floor ? (perEvent ? floor.eventsPerSecond : floor.requestsPerSecond) : null,
     floorShare: t.floorShare ?? null,
   };
@@ -586,7 +708,7 @@ function print(s) {
   console.log(
     `\n## events (${s.cores} cores, load average ${s.loadAverage.before.toFixed(2)} before, ` +
       `${s.loadAverage.after.toFixed(2)} after; ${s.connections} connections, ${s.seconds} s per ` +
-      `measurement after ${s.warmupSeconds} s of warm-up; wrk through the ingress, ${s.keys} keys, ` +
+      `measurement after ${s.warmupSeconds} s of warm-up; wrk (sdk-tracker: one SDK tracker per connection) through the ingress, ${s.keys} keys, ` +
       `${s.contacts} Contacts, ${s.organizations} organizations, a unique dedupKey per Event)`,
   );
   console.log(
@@ -605,9 +727,21 @@ function print(s) {
     );
   }
 
-  const columns = ['wrk', 'bench', ...COMPONENTS, 'total', 'other'];
+  for (const r of s.measurements.filter((m) => m.sdk)) {
+    const raw = s.measurements.find((m) => m.name === targetsOf(r)?.raw);
+    console.log(
+      `\n${r.name}: ${f(r.eventsPerSecond)} Events/s through @herald/client's tracker ` +
+        `(${r.sdk.trackers} trackers, flushAt ${r.sdk.flushAt}, in its own Node process, ` +
+        `${f(r.cpuMsPerRequest?.sdk)} ms of its CPU per batch)` +
+        (raw
+          ? `; the raw route, ${raw.name}: ${f(raw.eventsPerSecond)} Events/s (${f(raw.cpuMsPerRequest?.wrk)} ms of wrk's CPU per request): ${f(r.rawRatio)} ×`
+          : ''),
+    );
+  }
+
+  const columns = ['wrk', 'sdk', 'bench', ...COMPONENTS, 'total', 'other'];
   console.log(
-    "\nCPU ms per request (utime+stime from /proc; bench = this Node process: the floor's pg load, the Kafka consumer, samplers; other = the rest of the machine)",
+    "\nCPU ms per request (utime+stime from /proc; sdk = the SDK tracker's own Node process; bench = this Node process: the floor's pg load, the Kafka consumer, samplers; other = the rest of the machine)",
   );
   console.log(`| measurement | ${columns.join(' | ')} |`);
   console.log(`|---|${columns.map(() => '---:').join('|')}|`);

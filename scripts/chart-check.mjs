@@ -4,7 +4,8 @@
 //   - lints every Dockerfile with hadolint,
 //   - `helm lint --strict` and `helm template` with the default values and each charts/herald/ci/*.yaml,
 //   - validates every rendered manifest with kubeconform -strict against the Kubernetes JSON
-//     schemas of a pinned version (made offline from the k8s.io/kubernetes module),
+//     schemas of a pinned version (made offline from the k8s.io/kubernetes module) and, for the
+//     custom resources the chart renders (a ServiceMonitor), against chart-check/crd-schemas/,
 //   - runs the chart's unit tests (helm-unittest),
 //   - checks the values, the Dockerfiles and docker-compose.yml run every process of the
 //     registry (scripts/stack/processes.generated.json, from services/*/src/service.ts),
@@ -249,6 +250,15 @@ async function main() {
           KUBERNETES_VERSION,
           '-schema-location',
           tools.schemas.location,
+          // custom resources (the ServiceMonitor): their own schemas, see crd-schemas/README.md
+          '-schema-location',
+          path.join(
+            root,
+            'scripts',
+            'chart-check',
+            'crd-schemas',
+            '{{ .ResourceKind }}{{ .KindSuffix }}.json',
+          ),
           '-',
         ],
         { input: rendering },

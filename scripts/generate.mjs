@@ -20,7 +20,7 @@ const { values } = commandLine(USAGE, { options: { check: { type: 'boolean' } } 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const load = (file) => import(pathToFileURL(path.join(root, file)).href);
 
-const { buildOpenApi, operationsOf } = await load('libs/http/dist/index.js');
+const { buildOpenApi, manifestProblems, operationsOf } = await load('libs/http/dist/index.js');
 const { TOPIC_SETTINGS } = await load('libs/messages/dist/index.js');
 
 const targets = [
@@ -77,6 +77,14 @@ async function loadManifests() {
 
 const check = values.check === true;
 const manifests = await loadManifests();
+// Who may call which internal route, and which process gets which access secret, must agree
+// across the manifests before anything is derived from them.
+const problems = manifestProblems(manifests.map(({ manifest }) => manifest));
+if (problems.length > 0) {
+  for (const problem of problems) console.error(`generate: ${problem}`);
+  console.error('generate: fix the manifests (services/*/src/service.ts)');
+  process.exit(1);
+}
 const stale = [];
 for (const target of targets) {
   const file = path.join(root, target.file);

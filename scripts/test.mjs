@@ -131,6 +131,7 @@ try {
       'scripts/lib/args.test.mjs',
       'scripts/bench/chart.test.mjs',
       'scripts/generate/api-reference.test.mjs',
+      'scripts/generate/render.test.mjs',
       'scripts/stack/secrets.test.mjs',
     ],
     env,

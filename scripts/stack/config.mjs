@@ -32,6 +32,11 @@ export function servicePortEnvVar(name) {
   return `HERALD_${name.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}_PORT`;
 }
 
+/** Environment variable that moves a registry service's metrics port, e.g. HERALD_AUTH_METRICS_PORT. */
+export function metricsPortEnvVar(name) {
+  return `HERALD_${name.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}_METRICS_PORT`;
+}
+
 /** The infrastructure ports and the variables that override them. */
 export const portEnvVars = {
   ingress: 'HERALD_PORT',
@@ -71,6 +76,12 @@ export function databaseUrl(database) {
   return `postgres://${postgresUser}@${host}:${ports.postgres}/${encodeURIComponent(database)}`;
 }
 
+/** A registry service's metrics port: its variable, else its service port's registry offset. */
+function metricsPortOf(s) {
+  const port = portFromEnv(servicePortEnvVar(s.name), s.port);
+  return portFromEnv(metricsPortEnvVar(s.name), port + (s.metricsPort - s.port));
+}
+
 /**
  * The registry (scripts/stack/services.mjs) resolved for this checkout: ports after env overrides,
  * absolute paths, and where each service's log and pid live.
@@ -83,12 +94,22 @@ export const stackServices = Object.freeze(
       port: portFromEnv(servicePortEnvVar(s.name), s.port),
       portEnvVar: servicePortEnvVar(s.name),
       url: `http://${host}:${portFromEnv(servicePortEnvVar(s.name), s.port)}`,
+      /**
+       * Its Prometheus endpoint (METRICS_PORT), on loopback like the service. A stack whose
+       * service ports are moved (HERALD_<NAME>_PORT, e.g. a second stack beside the first) moves
+       * it along, the same distance from the service port as in the registry, unless
+       * HERALD_<NAME>_METRICS_PORT places it.
+       */
+      metricsPort: metricsPortOf(s),
+      metricsPortEnvVar: metricsPortEnvVar(s.name),
+      metricsUrl: `http://${host}:${metricsPortOf(s)}/metrics`,
       entryPath: entry,
       migratePath: s.migrate ? path.resolve(repoRoot, s.migrate) : null,
       nodeArgs: s.nodeArgs ?? [],
       routes: s.routes ?? [],
       topics: s.topics ?? [],
       secrets: s.secrets ?? [],
+      callers: s.callers ?? [],
       holdsContactData: s.holdsContactData === true,
       after: s.after ?? [],
       logFile: path.join(logDir, `${s.name}.log`),

@@ -1,5 +1,5 @@
 // Secrets of the local stack, generated once and kept in the data folder (mode 0600).
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { dataDir } from './config.mjs';
@@ -7,7 +7,9 @@ import { ensureDir, readText, writeIfChanged } from './files.mjs';
 
 export const adminTokenFile = path.join(dataDir, 'admin-token');
 export const signingKeysFile = path.join(dataDir, 'signing-keys.json');
-export const serviceTokenFile = path.join(dataDir, 'service-token');
+/** Each calling process's own token for the internal routes: service-tokens/<process>. */
+export const serviceTokensDir = path.join(dataDir, 'service-tokens');
+export const serviceTokenFile = (processName) => path.join(serviceTokensDir, processName);
 
 function writeSecret(file, content) {
   ensureDir(path.dirname(file));
@@ -30,11 +32,9 @@ export function ensureSecrets({ adminToken: startingWith } = {}) {
     ensureDir(path.dirname(adminTokenFile));
     writeIfChanged(adminTokenFile, `${startingWith}\n`, 0o600);
   }
-  for (const file of [adminTokenFile, serviceTokenFile]) {
-    if (!readText(file)?.trim()) {
-      fs.rmSync(file, { force: true });
-      writeSecret(file, `${randomBytes(32).toString('base64url')}\n`);
-    }
+  if (!readText(adminTokenFile)?.trim()) {
+    fs.rmSync(adminTokenFile, { force: true });
+    writeSecret(adminTokenFile, `${randomBytes(32).toString('base64url')}\n`);
   }
   if (!readText(signingKeysFile)?.trim()) {
     fs.rmSync(signingKeysFile, { force: true });
@@ -66,15 +66,43 @@ export function signingKeys() {
   return readText(signingKeysFile).trim();
 }
 
-/** The token Herald's services present to each other's internal routes. */
-export function serviceToken() {
-  ensureSecrets();
-  return readText(serviceTokenFile).trim();
+/**
+ * A process's own token for the internal routes of the services it calls (its SERVICE_TOKEN),
+ * made on first use: every calling process has its own, so none can call as another.
+ */
+export function serviceToken(processName) {
+  if (!/^[a-z][a-z0-9-]*$/.test(processName ?? '')) {
+    throw new Error(`not a process name: ${JSON.stringify(processName)}`);
+  }
+  const file = serviceTokenFile(processName);
+  if (!readText(file)?.trim()) {
+    fs.rmSync(file, { force: true });
+    writeSecret(file, `${randomBytes(32).toString('base64url')}\n`);
+  }
+  return readText(file).trim();
 }
 
-/** The secrets a registry entry may list in `secrets`, by variable name. */
+/**
+ * SERVICE_CALLERS of a process: `name:sha256:<hex>` for each process that may call its internal
+ * routes (the registry's `callers`). Digests, not the tokens: a service can check its callers
+ * without holding what would let it call the others as one of them.
+ */
+export function serviceCallers(callers) {
+  return callers
+    .map((name) => {
+      const digest = createHash('sha256').update(serviceToken(name)).digest('hex');
+      return `${name}:sha256:${digest}`;
+    })
+    .join(',');
+}
+
+/**
+ * The secrets a registry entry may list in `secrets`, by variable name, each a function of the
+ * entry (the process that gets it).
+ */
 export const stackSecrets = Object.freeze({
-  ADMIN_TOKEN: adminToken,
-  AUTH_SIGNING_KEYS: signingKeys,
-  SERVICE_TOKEN: serviceToken,
+  ADMIN_TOKEN: () => adminToken(),
+  AUTH_SIGNING_KEYS: () => signingKeys(),
+  SERVICE_TOKEN: (service) => serviceToken(service.name),
+  SERVICE_CALLERS: (service) => serviceCallers(service.callers ?? []),
 });

@@ -11,7 +11,9 @@ import { after, test } from 'node:test';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-secrets-'));
 process.env.HERALD_DATA_DIR = dataDir;
 delete process.env.ADMIN_TOKEN;
-const { adminToken, adminTokenFile, ensureSecrets } = await import('./secrets.mjs');
+const { adminToken, adminTokenFile, ensureSecrets, serviceCallers, serviceToken, stackSecrets } =
+  await import('./secrets.mjs');
+const { createHash } = await import('node:crypto');
 after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
 const fileToken = () => fs.readFileSync(adminTokenFile, 'utf8').trim();
@@ -36,4 +38,29 @@ test('when the stack starts with ADMIN_TOKEN, then the file holds that token', (
   ensureSecrets();
   assert.equal(fileToken(), fromEnv);
   assert.equal(adminToken(), fromEnv);
+});
+
+test('each calling process gets its own service token, made once, unlike the admin token', () => {
+  const contacts = serviceToken('contacts');
+  const events = serviceToken('events');
+  assert.match(contacts, /^[A-Za-z0-9_-]{43}$/);
+  assert.notEqual(contacts, events);
+  assert.notEqual(contacts, adminToken());
+  assert.equal(serviceToken('contacts'), contacts);
+  const file = path.join(dataDir, 'service-tokens', 'contacts');
+  assert.equal(fs.readFileSync(file, 'utf8').trim(), contacts);
+  assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+  assert.throws(() => serviceToken('../admin-token'), /not a process name/);
+});
+
+test("a service's SERVICE_CALLERS lists the sha256 of exactly its callers' tokens", () => {
+  const sha256 = (text) => createHash('sha256').update(text).digest('hex');
+  const expected = `contacts:sha256:${sha256(serviceToken('contacts'))},billing:sha256:${sha256(serviceToken('billing'))}`;
+  assert.equal(serviceCallers(['contacts', 'billing']), expected);
+  assert.equal(
+    stackSecrets.SERVICE_CALLERS({ name: 'auth', callers: ['contacts', 'billing'] }),
+    expected,
+  );
+  assert.equal(stackSecrets.SERVICE_TOKEN({ name: 'events' }), serviceToken('events'));
+  assert.ok(!serviceCallers(['contacts']).includes(serviceToken('contacts')));
 });

@@ -46,12 +46,13 @@ export function stackVariables(name) {
   const vars = {
     HOST: host,
     PORT: String(service.port),
+    METRICS_PORT: String(service.metricsPort),
     REDIS_URL: redisUrl,
     KAFKA_BROKERS: kafkaBrokers,
     LOG_LEVEL: 'info',
     OTEL_SERVICE_NAME: `herald-${name}`,
   };
-  for (const secret of serviceSecrets(service)) vars[secret] = stackSecrets[secret]();
+  for (const secret of serviceSecrets(service)) vars[secret] = stackSecrets[secret](service);
   if (service.database) vars.DATABASE_URL = databaseUrl(service.database);
   if (auth) vars.AUTH_JWKS_URL = `${auth.url}/.well-known/jwks.json`;
   for (const s of stackServices) vars[`SERVICE_URL_${envName(s.name)}`] = s.url;
@@ -61,14 +62,22 @@ export function stackVariables(name) {
     .filter((s) => s.holdsContactData && exists(s.entryPath))
     .map((s) => s.url)
     .join(',');
-  if (!process.env.OTEL_EXPORTER_OTLP_ENDPOINT) vars.OTEL_SDK_DISABLED = 'true';
+  // The SDK always runs: it serves the Prometheus endpoint. Traces and logs are exported only
+  // when OTEL_EXPORTER_OTLP_ENDPOINT (or an OTEL_*_EXPORTER) in the caller's shell asks for them.
   return vars;
 }
 
 /** Per-service values that a parent's variable of the same name must not override: a PORT or
- *  DATABASE_URL in the caller's shell would otherwise send every service to the same place.
- *  (Move them with HERALD_<NAME>_PORT / HERALD_PG_PORT instead.) */
-const PER_SERVICE = new Set(['PORT', 'DATABASE_URL']);
+ *  DATABASE_URL in the caller's shell would otherwise send every service to the same place, a
+ *  SERVICE_TOKEN give every caller the same token. (Move ports with HERALD_<NAME>_PORT /
+ *  HERALD_PG_PORT instead.) */
+const PER_SERVICE = new Set([
+  'PORT',
+  'METRICS_PORT',
+  'DATABASE_URL',
+  'SERVICE_TOKEN',
+  'SERVICE_CALLERS',
+]);
 
 /**
  * The full environment of a service process: the caller's environment (`base`, default
@@ -238,6 +247,7 @@ export async function ensureService(service, { restart = false } = {}) {
     result = 'restarted';
   }
   await assertPortFree(service.name, service.port, service.portEnvVar);
+  await assertPortFree(service.name, service.metricsPort, service.metricsPortEnvVar);
   await migrate(service, env);
   say(`${service.name}: starting on ${service.url}`);
   await startService(service, env);

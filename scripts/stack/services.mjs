@@ -2,12 +2,15 @@
 // services' manifests (services/*/src/service.ts) into processes.generated.json by
 // `npm run generate`: edit the manifest, never the JSON. Read as JSON because the stack uses
 // Node built-ins only and runs before anything is built.
-// Each entry: `name`; `port` (its loopback port behind the nginx ingress); `database` (the
+// Each entry: `name`; `port` (its loopback port behind the nginx ingress); `metricsPort` (its
+// Prometheus endpoint's loopback port, METRICS_PORT); `database` (the
 // PostgreSQL database it uses, null for none); `entry` and `migrate` (files from the repository
 // root); `nodeArgs` (before the entry, resolved from the service's package folder, its working
 // directory); `secrets` (the stack's secrets it gets as environment variables: ADMIN_TOKEN,
-// SERVICE_TOKEN, AUTH_SIGNING_KEYS; an unlisted one is removed from its environment even when
-// the caller's shell has it); `holdsContactData` (it answers the internal export and erase
+// AUTH_SIGNING_KEYS, SERVICE_TOKEN (its own, .herald/service-tokens/<name>), SERVICE_CALLERS
+// (the sha256 of each of its `callers`' tokens); an unlisted one is removed from its environment
+// even when the caller's shell has it); `callers` (the processes that may call its internal
+// routes); `holdsContactData` (it answers the internal export and erase
 // routes; the contacts service gets the base URLs of those that are built in
 // CONTACT_DATA_SERVICES); `after` (services earlier in the list whose start, migration included,
 // it waits for); `routes` (what nginx sends to it, in order: {exact}, {prefix} or {regex}, as

@@ -84,6 +84,38 @@ scalars replace, maps merge). Takes (list root processName); returns YAML (use f
 {{- .Values.secrets.existingSecret | default (include "herald.resourceName" (list . "secrets")) }}
 {{- end }}
 
+{{/*
+The key of the Secret a process reads one of its `secrets` from. Takes (list processName variable).
+Each process has its own SERVICE_TOKEN and SERVICE_CALLERS, so their keys name the process:
+SERVICE_TOKEN_<PROCESS> (that caller's own token) and SERVICE_CALLERS_<PROCESS> (who may call
+that process's internal routes); the other secrets are keys of their own name.
+*/}}
+{{- define "herald.secretKey" -}}
+{{- $variable := index . 1 }}
+{{- if has $variable (list "SERVICE_TOKEN" "SERVICE_CALLERS") }}
+{{- printf "%s_%s" $variable (index . 0 | replace "-" "_" | upper) }}
+{{- else }}
+{{- $variable }}
+{{- end }}
+{{- end }}
+
+{{/*
+The keys of the Secret the enabled processes read, in order: ADMIN_TOKEN, the callers' tokens,
+the services' caller lists, AUTH_SIGNING_KEYS (the Redis and database keys are not included).
+*/}}
+{{- define "herald.accessSecretKeys" -}}
+{{- $keys := list }}
+{{- $processes := include "herald.processes" . | fromYaml }}
+{{- range $variable := list "ADMIN_TOKEN" "SERVICE_TOKEN" "SERVICE_CALLERS" "AUTH_SIGNING_KEYS" }}
+{{- range $name, $process := $processes }}
+{{- if and (has $variable $process.secrets) (include "herald.settings" (list $ $name) | fromYaml).enabled }}
+{{- $keys = append $keys (include "herald.secretKey" (list $name $variable)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $keys | uniq | join ", " }}
+{{- end }}
+
 {{/* The in-cluster base URL of a Herald service. Takes (list root processName). */}}
 {{- define "herald.serviceUrl" -}}
 {{- printf "http://%s:%v" (include "herald.resourceName" .) (index . 0).Values.service.port }}
@@ -200,9 +232,13 @@ process owns and that has no Secret of its own.
 {{- with $telemetry.clientSpans }}
 {{- $_ := set $data "HERALD_OTEL_CLIENT_SPANS" (join "," .) }}
 {{- end }}
-{{- else }}
-{{- /* as the local stack does: no collector, no SDK at all */}}
+{{- end }}
+{{- if and (not $root.Values.telemetry.otlpEndpoint) (not $root.Values.metrics.enabled) }}
+{{- /* no collector and no Prometheus endpoint: no SDK at all */}}
 {{- $_ := set $data "OTEL_SDK_DISABLED" "true" }}
+{{- end }}
+{{- if $root.Values.metrics.enabled }}
+{{- $_ := set $data "METRICS_PORT" (include "herald.metricsPort" $root) }}
 {{- end }}
 {{- with $root.Values.telemetry.resourceAttributes }}
 {{- $_ := set $data "OTEL_RESOURCE_ATTRIBUTES" . }}
@@ -211,4 +247,14 @@ process owns and that has no Secret of its own.
 {{- $_ := set $data $key (toString $value) }}
 {{- end }}
 {{- toYaml $data }}
+{{- end }}
+
+{{/*
+The metrics port (metrics.port), checked: it must not be the API's containerPort.
+*/}}
+{{- define "herald.metricsPort" -}}
+{{- if eq (int .Values.metrics.port) (int .Values.containerPort) }}
+{{- fail (printf "metrics.port (%v) must differ from containerPort: metrics are served apart from the API" .Values.metrics.port) }}
+{{- end }}
+{{- .Values.metrics.port | int | toString }}
 {{- end }}

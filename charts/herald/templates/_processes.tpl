@@ -6,7 +6,10 @@ they live here rather than in values. Keys are the process names used in resourc
   image       the image name after image.registry/image.repositoryPrefix
   command     what the container runs (from the service's package folder, its WORKDIR)
   database    whose PostgreSQL database it uses; `migrate` when it owns the migration
-  secrets     shared secrets it gets, by key of the Secret
+  secrets     secrets it gets, by variable: ADMIN_TOKEN and AUTH_SIGNING_KEYS from the keys of
+              that name, its own SERVICE_TOKEN from SERVICE_TOKEN_<PROCESS>, SERVICE_CALLERS
+              from SERVICE_CALLERS_<PROCESS> (see herald.secretKey)
+  callers     the processes that may call its internal routes (in SERVICE_CALLERS_<PROCESS>)
   redis/kafka whether it talks to them
   public      routed by the public ingress; `operator`: by the operator ingress
   calls       the Herald services it calls (NetworkPolicy allows exactly these)
@@ -18,7 +21,8 @@ auth:
   command: [node, --import, "@herald/telemetry/register", dist/index.js]
   database: auth
   migrate: true
-  secrets: [ADMIN_TOKEN, SERVICE_TOKEN, AUTH_SIGNING_KEYS]
+  secrets: [ADMIN_TOKEN, SERVICE_CALLERS, AUTH_SIGNING_KEYS]
+  callers: [contacts, events, billing]
   redis: true
   kafka: false
   public: true
@@ -30,7 +34,8 @@ contacts:
   command: [node, --import, "@herald/telemetry/register", dist/index.js]
   database: contacts
   migrate: true
-  secrets: [ADMIN_TOKEN, SERVICE_TOKEN]
+  secrets: [ADMIN_TOKEN, SERVICE_TOKEN, SERVICE_CALLERS]
+  callers: [events]
   redis: true
   kafka: true
   public: true
@@ -43,7 +48,8 @@ events:
   command: [node, --import, "@herald/telemetry/register", dist/index.js]
   database: events
   migrate: true
-  secrets: [ADMIN_TOKEN, SERVICE_TOKEN]
+  secrets: [ADMIN_TOKEN, SERVICE_TOKEN, SERVICE_CALLERS]
+  callers: [contacts]
   redis: true
   kafka: true
   public: true
@@ -57,7 +63,8 @@ billing:
   command: [node, --import, "@herald/telemetry/register", dist/index.js]
   database: billing
   migrate: true
-  secrets: [ADMIN_TOKEN, SERVICE_TOKEN]
+  secrets: [ADMIN_TOKEN, SERVICE_TOKEN, SERVICE_CALLERS]
+  callers: [contacts, events]
   redis: true
   kafka: true
   public: false

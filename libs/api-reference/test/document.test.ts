@@ -3,16 +3,24 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { createConfig, lint } from '@redocly/openapi-core';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { openApiDocument } from '../src/index.js';
 
 const documentFile = fileURLToPath(new URL('../openapi.json', import.meta.url));
 
+interface Media {
+  schema: unknown;
+  example?: unknown;
+}
+
 interface Operation {
   operationId?: string;
+  requestBody?: { content: Record<string, Media> };
   summary?: string;
   description?: string;
   security?: unknown[];
-  responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
+  responses: Record<string, { content?: Record<string, Media & { schema: { $ref?: string } }> }>;
 }
 
 const operations = () =>
@@ -71,6 +79,55 @@ describe('the OpenAPI document', () => {
         });
       }
     }
+  });
+
+  it('shows real requests and answers as examples, each valid by its schema', () => {
+    /** What this test uses of Ajv (its typings do not resolve under the linter's parser). */
+    interface Validator {
+      addSchema(schema: object, key: string): unknown;
+      compile(schema: object): ((data: unknown) => boolean) & { errors?: unknown };
+      errorsText(errors: unknown): string;
+    }
+    const ajv = new Ajv2020({ strict: false, allErrors: true }) as unknown as Validator;
+    (addFormatsModule as unknown as (ajv: Validator) => void)(ajv);
+    ajv.addSchema(openApiDocument(), 'openapi');
+    const pointer = (...parts: string[]) =>
+      parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
+    const paths = openApiDocument().paths as Record<string, Record<string, Operation>>;
+    const checked: string[] = [];
+    for (const [path, methods] of Object.entries(paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        const media = [
+          ...Object.entries(op.requestBody?.content ?? {}).map(
+            ([type, m]) => [m, ['requestBody', 'content', type]] as const,
+          ),
+          ...Object.entries(op.responses).flatMap(([status, answer]) =>
+            Object.entries(answer.content ?? {}).map(
+              ([type, m]) => [m, ['responses', status, 'content', type]] as const,
+            ),
+          ),
+        ];
+        for (const [m, at] of media) {
+          if (m.example === undefined) continue;
+          const where = `${method.toUpperCase()} ${path} ${at.join(' ')}`;
+          const validate = ajv.compile({
+            $ref: `openapi#${pointer('', 'paths', path, method, ...at, 'schema')}`,
+          });
+          expect({
+            where,
+            valid: validate(m.example),
+            errors: ajv.errorsText(validate.errors),
+          }).toEqual({
+            where,
+            valid: true,
+            errors: 'No errors',
+          });
+          checked.push(where);
+        }
+      }
+    }
+    // Every public write shows its request, and the main answers theirs.
+    expect(checked.length).toBeGreaterThanOrEqual(20);
   });
 
   it('lists the servers and the three ways to authenticate', () => {

@@ -24,13 +24,9 @@ function requireBearerSecret(secret: string, realm: string, what: string): Reque
   };
 }
 
-/** The operator API (docs/api-reference.md#the-operator-api), with ADMIN_TOKEN. */
+/**
+ * The operator API (docs/api-reference.md#the-operator-api), with ADMIN_TOKEN. The internal
+ * routes have their own guard, with a token per caller (`requireServiceCaller`).
+ */
 export const requireAdminToken = (adminToken: string) =>
   requireBearerSecret(adminToken, 'herald-admin', 'admin token');
-
-/**
- * Internal service-to-service routes (`/internal/v1/...`, never routed by the public ingress),
- * with SERVICE_TOKEN: a customer's access token does not open them.
- */
-export const requireServiceToken = (serviceToken: string) =>
-  requireBearerSecret(serviceToken, 'herald-internal', 'service token');

@@ -10,8 +10,24 @@ export {
   type Principal,
 } from './token.js';
 export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } from './verifier.js';
-export { requireAdminToken, requireServiceToken } from './admin.js';
-export { operatorAndServiceTokensEnv, tokenVerifierEnv } from './env.js';
+export { requireAdminToken } from './admin.js';
+export {
+  adminTokenEnv,
+  refuseSharedTokens,
+  serviceCallersEnv,
+  serviceTokenEnv,
+  tokenVerifierEnv,
+} from './env.js';
+export {
+  MIN_TOKEN_LENGTH,
+  parseServiceCallers,
+  requireServiceCaller,
+  serviceCallerOf,
+  tokenDigest,
+  type ServiceCallerGuard,
+  type ServiceCallers,
+  type ServiceCallerToken,
+} from './service-callers.js';
 export { authTenantDirectory, type TenantDirectory } from './tenant-directory.js';
 export {
   REVOCATION_LIST_WINDOW_SECONDS,

@@ -5,7 +5,7 @@ export type TenantDirectory = (tenantId: string) => Promise<boolean>;
 
 /**
  * A TenantDirectory that asks the auth service's internal route
- * (`GET /internal/v1/tenants/{id}` with SERVICE_TOKEN). Unreachable auth, a timeout or a 5xx
+ * (`GET /internal/v1/tenants/{id}` with this process's own SERVICE_TOKEN). Unreachable auth, a timeout or a 5xx
  * is a 503 for the operator, never a wrong 404.
  */
 export function authTenantDirectory(options: {

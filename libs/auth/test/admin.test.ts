@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { errorHandler } from '@herald/errors';
-import { requireAdminToken, requireServiceToken } from '../src/index.js';
+import { parseServiceCallers, requireAdminToken, requireServiceCaller } from '../src/index.js';
 
 async function status(authorization?: string) {
   const app = express();
@@ -37,10 +37,11 @@ describe('requireAdminToken', () => {
   });
 });
 
-describe('requireServiceToken', () => {
+describe('requireServiceCaller', () => {
   it('when the admin token is presented on an internal route, then 401', async () => {
     const app = express();
-    app.get('/internal', requireServiceToken('the-service-token-0123456789'), (_req, res) => {
+    const guard = requireServiceCaller(parseServiceCallers('events:the-service-token-0123456789'));
+    app.get('/internal', guard.allow(['events']), (_req, res) => {
       res.sendStatus(204);
     });
     app.use(errorHandler({ error: () => {}, warn: () => {} }));

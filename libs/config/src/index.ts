@@ -87,10 +87,18 @@ export const logLevel = z
   .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   .default('info');
 
+/**
+ * The port of the process's Prometheus endpoint (GET /metrics), apart from PORT; unset, none is
+ * opened. `@herald/telemetry/register` serves it (and refuses to start on a bad value before
+ * this schema is read); it is here so that the manifest lists it and the same rule is checked.
+ */
+export const metricsPort = () => z.coerce.number().int().min(1).max(65535).optional();
+
 /** The variables every HTTP service reads. */
 export const httpServerEnv = (defaultPort: number) => ({
   HOST: z.string().default('127.0.0.1'),
   PORT: port(defaultPort),
+  METRICS_PORT: metricsPort(),
   LOG_LEVEL: logLevel,
   /** How long SIGTERM waits for in-flight requests before closing anyway. */
   SHUTDOWN_TIMEOUT_MS: int(10_000),

@@ -57,3 +57,22 @@ describe('loadConfig', () => {
     expect(config).not.toHaveProperty('UNRELATED');
   });
 });
+
+describe('METRICS_PORT', () => {
+  const secrets = { ADMIN_TOKEN: 'a'.repeat(32) };
+
+  it('when it is unset, then there is none (no metrics endpoint); when set, then it is the port', () => {
+    expect(loadConfig(schema, secrets).METRICS_PORT).toBeUndefined();
+    expect(loadConfig(schema, { ...secrets, METRICS_PORT: '' }).METRICS_PORT).toBeUndefined();
+    expect(loadConfig(schema, { ...secrets, METRICS_PORT: '9464' }).METRICS_PORT).toBe(9464);
+  });
+
+  it.each(['0', '70000', 'metrics', '94.5'])(
+    'when it is %s, then the service refuses to start, naming it',
+    (value) => {
+      expect(() => loadConfig(schema, { ...secrets, METRICS_PORT: value })).toThrow(
+        /METRICS_PORT: /,
+      );
+    },
+  );
+});

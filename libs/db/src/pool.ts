@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { observePool } from './pool-metrics.js';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -13,11 +14,16 @@ export interface PoolOptions {
   statementTimeoutMillis?: number;
 }
 
+/**
+ * A pool whose connections are reported in the db.client.connection.* metrics, named by its
+ * application name (docs/metrics.md).
+ */
 export function createPool(options: PoolOptions): Pool {
+  const max = options.max ?? 10;
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     application_name: options.applicationName,
-    max: options.max ?? 10,
+    max,
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
     statement_timeout: options.statementTimeoutMillis ?? 10_000,
     idleTimeoutMillis: 30_000,
@@ -31,6 +37,7 @@ export function createPool(options: PoolOptions): Pool {
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
+  observePool(options.applicationName, pool, max);
   return pool;
 }
 

@@ -4,6 +4,8 @@ export type ErrorCode =
   | 'invalid_client'
   | 'unauthenticated'
   | 'insufficient_scope'
+  /** An internal route: a known Herald caller that may not call this route (docs/auth.md). */
+  | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'
@@ -116,6 +118,7 @@ export const errors = {
         'WWW-Authenticate': `Bearer realm="herald", error="insufficient_scope", scope="${scope}"`,
       },
     }),
+  forbidden: (message: string) => new AppError(message, { code: 'forbidden', status: 403 }),
   notFound: (message = 'not found') => new AppError(message, { code: 'not_found', status: 404 }),
   methodNotAllowed: (allowed: readonly string[]) =>
     new AppError(`method not allowed; allowed: ${allowed.join(', ')}`, {

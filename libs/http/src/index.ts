@@ -24,6 +24,8 @@ export {
 export { isUuid, uuidParam } from './uuid.js';
 export {
   defineService,
+  internalCallersOf,
+  manifestProblems,
   openApiPath,
   operationsOf,
   settingsOf,
@@ -42,4 +44,5 @@ export {
   type RouteGuards,
   type RouteHandler,
   type RouteHandlers,
+  type ServiceGuard,
 } from './routes.js';

@@ -4,7 +4,10 @@ import { REQUEST_ID_HEADER } from './request-id.js';
 export interface InternalClientOptions {
   /** The other service's base URL, e.g. http://contacts:8080; a trailing slash is ignored. */
   baseUrl: string;
-  /** Herald's shared SERVICE_TOKEN, sent as a bearer token. */
+  /**
+   * The calling process's own SERVICE_TOKEN, sent as a bearer token; the other service knows it
+   * from its SERVICE_CALLERS and lets it into the routes that name this process.
+   */
   serviceToken: string;
   /** How error messages name the other service, e.g. `the contacts service`. */
   serviceName: string;

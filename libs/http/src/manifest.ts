@@ -5,13 +5,22 @@ export type HttpMethod = ApiOperation['method'];
 
 /**
  * Who may call a route: an access token with a scope (the policy guard), the ClientID and secret
- * of the token exchange, ADMIN_TOKEN, SERVICE_TOKEN, or anyone (the JWKS).
+ * of the token exchange, ADMIN_TOKEN, the SERVICE_TOKEN of one of the Herald processes named in
+ * `callers` (each process has its own; the serving process knows them from SERVICE_CALLERS), or
+ * anyone (the JWKS).
  */
 export type RouteAccess =
   | { kind: 'bearer'; scope: string }
   | { kind: 'basic' }
   | { kind: 'admin' }
-  | { kind: 'service' }
+  | {
+      kind: 'service';
+      /**
+       * The processes that may call it, by process name: each must declare the service in its
+       * `calls` (checked by `manifestProblems`). Any other caller's token answers 403.
+       */
+      callers: readonly string[];
+    }
   | { kind: 'none' };
 
 /**
@@ -32,6 +41,8 @@ export interface RouteSpec {
   pathParameters?: ApiOperation['pathParameters'];
   /** The body schema; a route with one gets the JSON body rules (Content-Type, 1 MiB). */
   requestBody?: z.ZodType;
+  /** A body the local stack accepted, for the reference (checked against `requestBody`). */
+  requestExample?: unknown;
   /** Status → answer; documented for public and operator routes. */
   responses?: ApiOperation['responses'];
   /**
@@ -72,6 +83,11 @@ export interface ProcessSpec {
   entry: string;
   /** Its port in the local stack. */
   port: number;
+  /**
+   * Its Prometheus endpoint's port in the local stack (METRICS_PORT; in Kubernetes every pod
+   * uses the chart's `metrics.port`).
+   */
+  metricsPort: number;
   /** The PostgreSQL database it uses, e.g. `herald_events`; null for none. */
   database: string | null;
   /** Its migration entry (relative like `entry`) when it owns the database's schema. */
@@ -86,7 +102,12 @@ export interface ProcessSpec {
     produces?: readonly string[];
     consumes?: readonly string[];
   };
-  /** The shared secrets it reads, by environment variable; it gets no other. */
+  /**
+   * The secrets it reads, by environment variable; it gets no other. ADMIN_TOKEN exactly when it
+   * serves operator routes, SERVICE_CALLERS exactly when it serves internal routes guarded by
+   * service tokens, SERVICE_TOKEN (its own) exactly when a route names it among its `callers`
+   * (checked by `manifestProblems`, so the stack, the chart and compose hand out no more).
+   */
   secrets: readonly string[];
   /** The other environment variables it reads. */
   settings: readonly string[];
@@ -141,6 +162,7 @@ export function operationsOf(routes: RouteTable): ApiOperation[] {
       auth: access,
       ...(route.pathParameters ? { pathParameters: route.pathParameters } : {}),
       ...(route.requestBody ? { requestBody: route.requestBody } : {}),
+      ...(route.requestExample === undefined ? {} : { requestExample: route.requestExample }),
       responses: route.responses ?? {},
       ...(route.allowedWhileSuspended ? { allowedWhileSuspended: true } : {}),
     });
@@ -157,4 +179,92 @@ export function settingsOf(
   secrets: readonly string[],
 ): string[] {
   return Object.keys(schema.shape).filter((name) => !secrets.includes(name));
+}
+
+/** The process that serves a service's routes: its first. */
+const servingProcess = (manifest: ServiceManifest) => manifest.processes[0];
+
+/**
+ * The processes that may call a service's internal routes (the union of its routes' `callers`),
+ * each once, in declaration order: who the serving process's SERVICE_CALLERS lists.
+ */
+export function internalCallersOf(manifest: ServiceManifest): string[] {
+  const callers = Object.values(manifest.routes).flatMap((route) =>
+    route.access.kind === 'service' ? route.access.callers : [],
+  );
+  return [...new Set(callers)];
+}
+
+/**
+ * What is wrong with the manifests taken together (empty when nothing is): each internal route
+ * names its callers, each caller declares the service in its `calls` and has its own
+ * SERVICE_TOKEN, and the access secrets go exactly where they are needed: ADMIN_TOKEN to the
+ * processes serving operator routes, SERVICE_CALLERS to those serving internal routes,
+ * SERVICE_TOKEN to those named as callers. `npm run generate` refuses manifests with problems.
+ */
+export function manifestProblems(manifests: readonly ServiceManifest[]): string[] {
+  const problems: string[] = [];
+  const processes = new Map(
+    manifests.flatMap((manifest) => manifest.processes.map((p) => [p.name, p] as const)),
+  );
+  const namedCallers = new Set<string>();
+  for (const manifest of manifests) {
+    const server = servingProcess(manifest);
+    if (!server) {
+      problems.push(`${manifest.name}: a service needs a process`);
+      continue;
+    }
+    for (const [id, route] of Object.entries(manifest.routes)) {
+      if (route.access.kind !== 'service') continue;
+      const where = `${manifest.name}: ${id} (${route.method.toUpperCase()} ${route.path})`;
+      if (route.access.callers.length === 0) problems.push(`${where} names no callers`);
+      for (const caller of route.access.callers) {
+        namedCallers.add(caller);
+        const callerProcess = processes.get(caller);
+        if (!callerProcess) {
+          problems.push(`${where}: its caller ${caller} is no process of any service`);
+          continue;
+        }
+        if (!Object.hasOwn(callerProcess.calls, server.name)) {
+          problems.push(`${where}: its caller ${caller} does not declare ${server.name} in calls`);
+        }
+      }
+    }
+    const routes = Object.values(manifest.routes);
+    const servesOperator = routes.some(
+      (r) => r.audience === 'operator' || r.access.kind === 'admin',
+    );
+    const servesInternal = routes.some((r) => r.access.kind === 'service');
+    manifest.processes.forEach((p, index) => {
+      const serves = index === 0;
+      const check = (secret: string, needed: boolean, missing: string, extra: string) => {
+        const has = p.secrets.includes(secret);
+        if (has && !needed) problems.push(`${p.name} lists ${secret}, but ${extra}`);
+        if (!has && needed) problems.push(`${p.name} must list ${secret}: ${missing}`);
+      };
+      check(
+        'ADMIN_TOKEN',
+        serves && servesOperator,
+        'it serves operator routes',
+        'it serves no operator routes',
+      );
+      check(
+        'SERVICE_CALLERS',
+        serves && servesInternal,
+        'it serves internal routes',
+        'it serves no internal routes guarded by service tokens',
+      );
+    });
+  }
+  for (const p of processes.values()) {
+    const has = p.secrets.includes('SERVICE_TOKEN');
+    const named = namedCallers.has(p.name);
+    if (has && !named) {
+      problems.push(`${p.name} lists SERVICE_TOKEN, but no internal route names it a caller`);
+    }
+    if (!has && named) {
+      problems.push(`${p.name} must list SERVICE_TOKEN: internal routes name it a caller`);
+    }
+  }
+  return problems;
 }

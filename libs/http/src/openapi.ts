@@ -23,6 +23,8 @@ export interface ApiOperation {
     { kind: 'bearer'; scope: string } | { kind: 'basic' } | { kind: 'admin' } | { kind: 'none' };
   pathParameters?: Record<string, { description: string; schema?: z.ZodType }>;
   requestBody?: z.ZodType;
+  /** A request body the local stack accepted: shown in the reference, checked by its schema. */
+  requestExample?: unknown;
   /** Status → answer. A `schema` of undefined means no body. */
   responses: Record<number, ApiAnswer>;
   /**
@@ -42,6 +44,8 @@ export interface ApiAnswer {
    * runtime expressions (`$request.path.externalId`, `$response.body#/id`).
    */
   links?: Record<string, { operationId: string; parameters: Record<string, string> }>;
+  /** A real answer, as the local stack gave it: shown in the reference, checked by its schema. */
+  example?: unknown;
 }
 
 /** The API's three error bodies (standard, 402, 422), for documentation. */
@@ -255,7 +259,10 @@ export function buildOpenApi(
             ...(r.schema
               ? {
                   content: {
-                    [r.contentType ?? 'application/json']: { schema: bodySchema(r.schema) },
+                    [r.contentType ?? 'application/json']: {
+                      schema: bodySchema(r.schema),
+                      ...(r.example === undefined ? {} : { example: r.example }),
+                    },
                   },
                 }
               : {}),
@@ -276,7 +283,12 @@ export function buildOpenApi(
           ? {
               requestBody: {
                 required: true,
-                content: { 'application/json': { schema: jsonSchema(op.requestBody, 'input') } },
+                content: {
+                  'application/json': {
+                    schema: jsonSchema(op.requestBody, 'input'),
+                    ...(op.requestExample === undefined ? {} : { example: op.requestExample }),
+                  },
+                },
               },
             }
           : {}),

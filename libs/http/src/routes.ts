@@ -21,11 +21,21 @@ export type RouteHandler<Path extends string = string> = (
 /** One handler per route id of the table, no more, no less. */
 export type RouteHandlers<R extends RouteTable> = { [K in keyof R]: RouteHandler<R[K]['path']> };
 
+/**
+ * The guard of the internal routes (`requireServiceCaller` of @herald/auth): `authenticate`
+ * answers 401 to a token no caller has (the prefix guard), `allow` also 403 to a known caller
+ * the route does not name.
+ */
+export interface ServiceGuard {
+  authenticate: RequestHandler;
+  allow(callers: readonly string[]): RequestHandler;
+}
+
 /** The middlewares that enforce each kind of access; only those the routes need are required. */
 export interface RouteGuards {
   bearer?: (scope: string, options: { allowedWhileSuspended: boolean }) => RequestHandler;
   admin?: RequestHandler;
-  service?: RequestHandler;
+  service?: ServiceGuard;
 }
 
 const under = (prefix: string, path: string) => path === prefix || path.startsWith(`${prefix}/`);
@@ -49,6 +59,7 @@ export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
   );
 
   const bearerGuards = new Map<string, RequestHandler>();
+  const serviceGuards = new Map<string, RequestHandler>();
   function guardOf(access: RouteAccess, route: RouteSpec): RequestHandler | undefined {
     const missing = () =>
       new Error(
@@ -66,13 +77,23 @@ export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
         }
         return guard;
       }
-      case 'admin':
-      case 'service': {
-        if (prefixes.some((p) => p.access === access.kind && under(p.prefix, route.path))) {
+      case 'admin': {
+        if (prefixes.some((p) => p.access === 'admin' && under(p.prefix, route.path))) {
           return undefined;
         }
-        const guard = guards[access.kind];
-        if (!guard) throw missing();
+        if (!guards.admin) throw missing();
+        return guards.admin;
+      }
+      // Always per route, under a prefix too: the prefix only knows who calls, the route whom
+      // it lets in.
+      case 'service': {
+        if (!guards.service) throw missing();
+        const key = JSON.stringify([...access.callers].sort());
+        let guard = serviceGuards.get(key);
+        if (!guard) {
+          guard = guards.service.allow(access.callers);
+          serviceGuards.set(key, guard);
+        }
         return guard;
       }
       default:
@@ -88,7 +109,7 @@ export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
       app.use(rule.prefix, publicCors([...new Set(methods)]));
     }
     if (rule.access) {
-      const guard = guards[rule.access];
+      const guard = rule.access === 'admin' ? guards.admin : guards.service?.authenticate;
       if (!guard) throw new Error(`the prefix ${rule.prefix} needs the ${rule.access} guard`);
       app.use(rule.prefix, guard);
     }

@@ -1,3 +1,4 @@
+import { metrics } from '@opentelemetry/api';
 import { Kafka, logLevel, type LogEntry, type Producer } from 'kafkajs';
 
 export type { Consumer, Producer, Kafka, ITopicConfig } from 'kafkajs';
@@ -26,9 +27,18 @@ export interface KafkaOptions {
   logger?: Logger;
 }
 
-/** A kafkajs client whose logs go to the service's structured logger. */
+/**
+ * A kafkajs client whose logs go to the service's structured logger, and whose errors (each
+ * error kafkajs logs: a broker unreachable, a request failed or timed out, a crashed consumer)
+ * are counted in `kafka.client.errors`, by the kafkajs part that logged it (`namespace`, e.g.
+ * Connection, BrokerPool, Producer, Consumer).
+ */
 export function createKafka(options: KafkaOptions): Kafka {
   const { logger } = options;
+  const clientErrors = metrics.getMeter('@herald/kafka').createCounter('kafka.client.errors', {
+    unit: '{error}',
+    description: 'Errors the Kafka client logged (attribute namespace: the kafkajs part)',
+  });
   return new Kafka({
     clientId: options.clientId,
     brokers: [...options.brokers],
@@ -42,6 +52,7 @@ export function createKafka(options: KafkaOptions): Kafka {
     logCreator:
       () =>
       ({ level, log, namespace }: LogEntry) => {
+        if (level <= logLevel.ERROR) clientErrors.add(1, { namespace: namespace || 'kafkajs' });
         if (!logger) return;
         const { message, ...extra } = log;
         const entry = { ...extra, namespace };

@@ -4,6 +4,7 @@ import { SpanStatusCode, context, propagation, trace, type Attributes } from '@h
 import { ROOT_CONTEXT, type Link } from '@opentelemetry/api';
 import { suppressTracing, unsuppressTracing } from '@opentelemetry/core';
 import type { Message, TopicMessages } from 'kafkajs';
+import type { PublishFailure, PublishedTopic } from './relay-metrics.js';
 
 interface OutboxRow {
   id: string;
@@ -11,6 +12,8 @@ interface OutboxRow {
   key: string;
   value: string | null;
   headers: Record<string, string>;
+  /** How long it had waited when it was read, in seconds (PostgreSQL's clock: no skew). */
+  age: number;
 }
 
 /** What one poll did: how many messages it published, and whether more are waiting. */
@@ -28,8 +31,10 @@ export interface BatchPublisherOptions {
   maxBatchBytes: number;
   /** On every span: the outbox's name. */
   attributes: Attributes;
-  /** Called after a batch was published and its rows deleted (committed). */
-  onPublished: (count: number) => void;
+  /** Called after a batch was published and its rows deleted (committed), topic by topic. */
+  onPublished: (topics: PublishedTopic[]) => void;
+  /** Called when a poll fails (and rejects): Kafka with the batch's topics, or PostgreSQL. */
+  onFailed?: (failure: PublishFailure) => void;
 }
 
 /** How much a message costs beside its key, value and headers (record and batch framing). */
@@ -47,7 +52,8 @@ export function createBatchPublisher(
   options: BatchPublisherOptions,
   instrumentationName: string,
 ): () => Promise<PollResult> {
-  const { pool, producer, lockKey, batchSize, maxBatchBytes, attributes, onPublished } = options;
+  const { pool, producer, lockKey, batchSize, maxBatchBytes, attributes, onPublished, onFailed } =
+    options;
   const tracer = trace.getTracer(instrumentationName);
 
   // The producer is connected (again) before the first send and after any failed one; connecting
@@ -56,7 +62,12 @@ export function createBatchPublisher(
 
   // One transaction: the rows are deleted only when Kafka took them; any failure rolls back and
   // leaves them for the next poll. Without the lock (another relay publishes) it ends at once.
+  /** The batch being sent to Kafka, while it is. */
+  let sending: readonly OutboxRow[] | undefined;
+
   async function publishBatch(): Promise<PollResult> {
+    let readAt = 0;
+    let published: readonly OutboxRow[] = [];
     const result = await withTransaction(pool, async (client) => {
       const lock = await client.query<{ locked: boolean }>(
         'select pg_try_advisory_xact_lock($1::bigint) as locked',
@@ -66,20 +77,43 @@ export function createBatchPublisher(
       // No `for update`: the advisory lock already keeps other relays out, and row locks held
       // while Kafka is slow would make an erasure's deletePendingFor wait for Kafka.
       const { rows } = await client.query<OutboxRow>(
-        'select id, topic, key, value, headers from outbox order by id limit $1',
+        `select id, topic, key, value, headers,
+                greatest(extract(epoch from clock_timestamp() - created_at), 0)::float8 as age
+         from outbox order by id limit $1`,
         [batchSize],
       );
+      readAt = performance.now();
       const batch = takeWithinBytes(rows, maxBatchBytes);
       if (batch.length === 0) return { published: 0, more: false };
+      sending = batch;
       await send(batch);
+      sending = undefined;
       await deleteRows(client, batch);
+      published = batch;
       return {
         published: batch.length,
         more: rows.length === batchSize || batch.length < rows.length,
       };
     });
-    if (result.published > 0) onPublished(result.published);
+    if (result.published > 0) onPublished(byTopic(published, (performance.now() - readAt) / 1000));
     return result;
+  }
+
+  // A poll that fails while its batch is being sent failed in Kafka; any other in PostgreSQL.
+  async function publishOrCount(): Promise<PollResult> {
+    sending = undefined;
+    try {
+      return await publishBatch();
+    } catch (err) {
+      // Set by publishBatch while it sends (the compiler cannot see it change across the await).
+      const unsent = sending as readonly OutboxRow[] | undefined;
+      onFailed?.(
+        unsent
+          ? { kind: 'kafka', topics: [...new Set(unsent.map((row) => row.topic))] }
+          : { kind: 'database' },
+      );
+      throw err;
+    }
   }
 
   async function send(batch: readonly OutboxRow[]): Promise<void> {
@@ -123,7 +157,25 @@ export function createBatchPublisher(
 
   // Polling is not traced: an idle relay would otherwise record several database spans per poll.
   // Only a batch that is published gets a span (publishSpan).
-  return () => context.with(suppressTracing(context.active()), publishBatch);
+  return () => context.with(suppressTracing(context.active()), publishOrCount);
+}
+
+/** The published rows by topic, each with how long it waited (its age when read, plus since). */
+function byTopic(rows: readonly OutboxRow[], sinceReadSeconds: number): PublishedTopic[] {
+  const topics = new Map<string, number[]>();
+  for (const row of rows) {
+    let waited = topics.get(row.topic);
+    if (!waited) {
+      waited = [];
+      topics.set(row.topic, waited);
+    }
+    waited.push(row.age + sinceReadSeconds);
+  }
+  return [...topics].map(([topic, waitedSeconds]) => ({
+    topic,
+    count: waitedSeconds.length,
+    waitedSeconds,
+  }));
 }
 
 /** The distinct trace contexts the rows were enqueued in (enqueue stored them in the headers). */

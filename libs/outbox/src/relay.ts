@@ -3,7 +3,12 @@ import type { Pool } from '@herald/db';
 import type { Producer } from '@herald/kafka';
 import { createBatchPublisher } from './publish.js';
 import { createRelayLoop } from './relay-loop.js';
-import { createRelayMetrics, outboxStats, type OutboxStats } from './relay-metrics.js';
+import {
+  createRelayMetrics,
+  outboxStats,
+  outboxStatsByTopic,
+  type OutboxStats,
+} from './relay-metrics.js';
 
 export type { OutboxStats };
 
@@ -22,6 +27,11 @@ export interface OutboxRelayOptions {
    * one relay publish at a time: every replica of a service must use the same name.
    */
   name: string;
+  /**
+   * The topics its rows go to: their pending and lag gauges read 0 while they are caught up,
+   * rather than being absent until a first message. Others are reported once seen.
+   */
+  topics?: readonly string[];
   /** Most rows published per batch (one sendBatch, one transaction). Default 500. */
   batchSize?: number;
   /**
@@ -73,7 +83,12 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   }
   const attributes = { 'outbox.name': name };
   const stats = () => outboxStats(pool);
-  const metrics = createRelayMetrics(INSTRUMENTATION_NAME, attributes, stats);
+  const metrics = createRelayMetrics(
+    INSTRUMENTATION_NAME,
+    attributes,
+    () => outboxStatsByTopic(pool),
+    options.topics ?? [],
+  );
   const poll = createBatchPublisher(
     {
       pool,
@@ -82,7 +97,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       batchSize,
       maxBatchBytes,
       attributes,
-      onPublished: (count) => metrics.published(count),
+      onPublished: (topics) => metrics.published(topics),
+      onFailed: (failure) => metrics.failed(failure),
     },
     INSTRUMENTATION_NAME,
   );

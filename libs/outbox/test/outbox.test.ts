@@ -160,6 +160,21 @@ async function unreachableProducer(onConnect: () => void = () => {}): Promise<Pr
   };
 }
 
+interface Point {
+  attributes: Record<string, unknown>;
+  value: unknown;
+}
+
+/** Every data point of a metric whose attributes include `attributes`. */
+async function points(name: string, attributes: Record<string, unknown>): Promise<Point[]> {
+  const { resourceMetrics } = await reader.collect();
+  return resourceMetrics.scopeMetrics
+    .flatMap((scope) => scope.metrics)
+    .filter((metric) => metric.descriptor.name === name)
+    .flatMap((metric) => metric.dataPoints as Point[])
+    .filter((p) => Object.entries(attributes).every(([k, v]) => p.attributes[k] === v));
+}
+
 async function collectMetric(name: string, outboxName: string): Promise<number | undefined> {
   const { resourceMetrics } = await reader.collect();
   for (const scope of resourceMetrics.scopeMetrics) {
@@ -646,5 +661,62 @@ describe('stats and metrics', () => {
     await relay.stop();
     expect(await collectMetric('outbox.published', 'metrics')).toBe(3);
     expect(await relay.stats()).toEqual({ pending: 0, lagSeconds: 0 });
+  });
+});
+
+describe('metrics by topic', () => {
+  it('when a relay names its topics, then they report 0 pending before any message, and per topic what was published and how long it waited', async () => {
+    const name = 'by-topic';
+    const relay = relayWith({ name, topics: [topics.misc, topics.pair], pollIntervalMs: 10 });
+    relay.start();
+    try {
+      for (const topic of [topics.misc, topics.pair]) {
+        const at = { 'outbox.name': name, 'messaging.destination.name': topic };
+        expect((await points('outbox.pending', at)).map((p) => p.value)).toEqual([0]);
+        expect((await points('outbox.lag', at)).map((p) => p.value)).toEqual([0]);
+      }
+    } finally {
+      await relay.stop();
+    }
+
+    await enqueue(pool, [
+      { topic: topics.misc, key: 'by-topic', value: { i: 1 } },
+      { topic: topics.misc, key: 'by-topic', value: { i: 2 } },
+      { topic: topics.pair, key: 'by-topic', value: { i: 3 } },
+    ]);
+    await pool.query(`update outbox set created_at = now() - interval '2 seconds'`);
+    expect(await drain(relay)).toBe(3);
+
+    const misc = { 'outbox.name': name, 'messaging.destination.name': topics.misc };
+    const pair = { 'outbox.name': name, 'messaging.destination.name': topics.pair };
+    expect((await points('outbox.published', misc)).map((p) => p.value)).toEqual([2]);
+    expect((await points('outbox.published', pair)).map((p) => p.value)).toEqual([1]);
+    const [lag] = await points('outbox.publish.lag', misc);
+    const histogram = lag?.value as { count: number; min: number };
+    expect(histogram.count).toBe(2);
+    expect(histogram.min).toBeGreaterThanOrEqual(2);
+    expect(histogram.min).toBeLessThan(60);
+  });
+
+  it('when Kafka cannot be reached, then outbox.publish.errors counts the failure for the batch topic as a Kafka error', async () => {
+    const name = 'errors';
+    const relay = createOutboxRelay({
+      pool,
+      producer: await unreachableProducer(),
+      logger,
+      name,
+    });
+    await enqueue(pool, [{ topic: topics.down, key: 'errors', value: { i: 1 } }]);
+    try {
+      await expect(relay.runOnce()).rejects.toThrow();
+      const failed = await points('outbox.publish.errors', {
+        'outbox.name': name,
+        'messaging.destination.name': topics.down,
+        'error.type': 'kafka',
+      });
+      expect(failed.map((p) => p.value)).toEqual([1]);
+    } finally {
+      await pool.query('delete from outbox where topic = $1', [topics.down]);
+    }
   });
 });

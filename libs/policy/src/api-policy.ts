@@ -69,6 +69,17 @@ export function createApiPolicy(deps: ApiPolicyDeps): ApiPolicy {
     description:
       'Requests served without a rule being checked because its store was unreachable (attribute rule: budget or subscription)',
   });
+  // Every refusal of the guard, by the rule that refused: 401, 429, 403 or 402. The budget of a
+  // 429 is the request's kind (read or write); no Tenant, key or path is ever an attribute.
+  const refused = meter('herald.policy').createCounter('policy.refused', {
+    unit: '{request}',
+    description:
+      'Requests the public routes refused, by rule: token (401), budget (429, with budget read or write), scope (403), subscription (402)',
+  });
+  const refuse = (rule: 'token' | 'scope', err: unknown, status: number): never => {
+    if ((err as { status?: unknown } | null)?.status === status) refused.add(1, { rule });
+    throw err;
+  };
 
   async function subscriptionOf(
     tenantId: string,
@@ -85,7 +96,9 @@ export function createApiPolicy(deps: ApiPolicyDeps): ApiPolicy {
     ready: deps.ready ?? (() => Promise.resolve()),
     guard({ scope, allowedWhileSuspended = false }) {
       return async (req, res, next) => {
-        const principal = await authenticate(req, res, deps.verifier);
+        const principal = await authenticate(req, res, deps.verifier).catch((err: unknown) =>
+          refuse('token', err, 401),
+        );
         const kind = budgetKindOf(req.method);
         const limits = budgets[kind];
         const checksSubscription = kind === 'write' && !allowedWhileSuspended;
@@ -101,17 +114,27 @@ export function createApiPolicy(deps: ApiPolicyDeps): ApiPolicy {
 
         if (budget.status === 'fulfilled') {
           setRateLimitHeaders(res, limits.burst, budget.value);
-          if (!budget.value.allowed) throw errors.rateLimited(budget.value.retryInMs / 1000);
+          if (!budget.value.allowed) {
+            refused.add(1, { rule: 'budget', budget: kind });
+            throw errors.rateLimited(budget.value.retryInMs / 1000);
+          }
         } else {
           failOpen.add(1, { rule: 'budget' });
         }
 
-        assertScope(principal, scope);
+        try {
+          assertScope(principal, scope);
+        } catch (err) {
+          refuse('scope', err, 403);
+        }
 
         if (checksSubscription) {
           const snapshot = await subscriptionOf(principal.tenantId, mirrored);
           if (snapshot === null) failOpen.add(1, { rule: 'subscription' });
-          else if (snapshot.state === 'suspended') throw new SubscriptionSuspendedError();
+          else if (snapshot.state === 'suspended') {
+            refused.add(1, { rule: 'subscription' });
+            throw new SubscriptionSuspendedError();
+          }
         }
         next();
       };

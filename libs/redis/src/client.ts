@@ -1,4 +1,5 @@
 import { urlList, z } from '@herald/config';
+import { meter } from '@herald/telemetry';
 import { createClient, createCluster } from 'redis';
 
 export type RedisClient = ReturnType<typeof createClient>;
@@ -35,8 +36,14 @@ export function createRedis(options: RedisOptions): Redis {
   } else {
     client = createClient({ url: options.url, socket, disableOfflineQueue: true });
   }
-  // Without a listener an 'error' event would crash the process.
-  client.on('error', () => {});
+  // Without a listener an 'error' event would crash the process. Each one (a refused or lost
+  // connection, a failed reconnect) is counted; the calls that fail meanwhile are counted by
+  // their guards (redis.failures).
+  const clientErrors = meter('herald.redis').createCounter('redis.client.errors', {
+    unit: '{error}',
+    description: 'Errors of the Redis client connection (refused, lost, failed reconnects)',
+  });
+  client.on('error', () => clientErrors.add(1));
   void connectWithRetry(client);
   return client;
 }

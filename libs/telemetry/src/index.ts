@@ -21,8 +21,10 @@ import {
 import type { Instrumentation } from '@opentelemetry/instrumentation';
 import { NodeSDK, core, resources, type NodeSDKConfiguration } from '@opentelemetry/sdk-node';
 import { heraldInstrumentations } from './instrumentations.js';
+import { heraldMetricViews, metricReadersFor } from './metrics.js';
 import {
   isTelemetryDisabled,
+  metricsEndpoint,
   requestedClientSpans,
   resolveServiceIdentity,
   unrequestedSignals,
@@ -43,7 +45,12 @@ export {
   type Span,
   type UpDownCounter,
 } from '@opentelemetry/api';
-export { isTelemetryDisabled } from './settings.js';
+export {
+  isTelemetryDisabled,
+  metricsEndpoint,
+  TelemetrySettingError,
+  type MetricsEndpoint,
+} from './settings.js';
 
 type SpanProcessor = NonNullable<NodeSDKConfiguration['spanProcessors']>[number];
 type MetricReader = NonNullable<NodeSDKConfiguration['metricReaders']>[number];
@@ -58,7 +65,10 @@ export interface TelemetryOptions {
    * SimpleSpanProcessor around an InMemorySpanExporter in tests.
    */
   spanProcessors?: SpanProcessor[];
-  /** Replaces the metric readers the SDK would build from OTEL_METRICS_EXPORTER. */
+  /**
+   * Replaces the metric readers built from METRICS_PORT (the Prometheus endpoint) and
+   * OTEL_METRICS_EXPORTER, e.g. an InMemoryMetricExporter's reader in tests.
+   */
   metricReaders?: MetricReader[];
 }
 
@@ -114,6 +124,8 @@ export function startTelemetry(options: TelemetryOptions = {}): Telemetry {
   if (identity.version !== undefined) base['service.version'] = identity.version;
 
   const off = new Set(unrequestedSignals(env));
+  // Throws on a METRICS_PORT that is no port: the process does not start without its metrics.
+  const prometheus = metricsEndpoint(env);
   const clientSpans = requestedClientSpans(env);
   if (clientSpans.unknown.length > 0) {
     process.emitWarning(
@@ -121,9 +133,14 @@ export function startTelemetry(options: TelemetryOptions = {}): Telemetry {
       'HeraldTelemetryWarning',
     );
   }
+  // The Prometheus endpoint (METRICS_PORT) and the OTLP (or console) export beside it.
+  const metricReaders =
+    options.metricReaders ?? metricReadersFor(env, { prometheus, otlp: !off.has('metrics') });
   const instrumentations: Instrumentation[] = heraldInstrumentations({
     sendLogs: !off.has('logs'),
     clientSpans: clientSpans.spans,
+    runtimeMetrics: metricReaders.length > 0,
+    ...(prometheus ? { metricsPort: prometheus.port } : {}),
   });
   const config: Partial<NodeSDKConfiguration> = {
     // Detected attributes (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES such as
@@ -138,8 +155,10 @@ export function startTelemetry(options: TelemetryOptions = {}): Telemetry {
   // An empty list is how the SDK spells "none" in code: no provider is registered at all.
   if (options.spanProcessors) config.spanProcessors = options.spanProcessors;
   else if (off.has('traces')) config.spanProcessors = [];
-  if (options.metricReaders) config.metricReaders = options.metricReaders;
-  else if (off.has('metrics')) config.metricReaders = [];
+  // An empty list registers no meter provider: every instrument is the API's no-op.
+  config.metricReaders = metricReaders;
+  // Attributes that could name or locate a person never reach any metric (see metrics.ts).
+  config.views = heraldMetricViews();
   if (off.has('logs')) config.logRecordProcessors = [];
 
   const sdk = new NodeSDK(config);

@@ -6,6 +6,7 @@ import { KafkaJsInstrumentation } from '@opentelemetry/instrumentation-kafkajs';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
 import { RedisInstrumentation } from '@opentelemetry/instrumentation-redis';
+import { RuntimeNodeInstrumentation } from '@opentelemetry/instrumentation-runtime-node';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { isUntracedPath, type ClientSpans } from './settings.js';
 
@@ -45,14 +46,22 @@ export function heraldInstrumentations(options: {
   sendLogs: boolean;
   /** The database clients that get spans (`HERALD_OTEL_CLIENT_SPANS`); none by default. */
   clientSpans?: readonly ClientSpans[];
+  /** Node's event loop, heap and GC as metrics: when any metric is collected at all. */
+  runtimeMetrics?: boolean;
+  /** The Prometheus endpoint's port: its scrapes are neither traced nor counted as requests. */
+  metricsPort?: number;
 }): Instrumentation[] {
   const clientSpans = new Set(options.clientSpans ?? []);
+  const { metricsPort } = options;
   const instrumentations: Instrumentation[] = [
-    // Incoming and outgoing node:http. Health probes get no span. Request and response headers
-    // are not recorded (`headersToSpanAttributes` stays unset), nor is anything in
-    // UNRECORDED_SERVER_ATTRIBUTES.
+    // Incoming and outgoing node:http: spans, and the http.server.request.duration and
+    // http.client.request.duration histograms. Health probes and metrics scrapes get neither.
+    // Request and response headers are not recorded (`headersToSpanAttributes` stays unset),
+    // nor is anything in UNRECORDED_SERVER_ATTRIBUTES.
     new HttpInstrumentation({
-      ignoreIncomingRequestHook: (request) => isUntracedPath(request.url),
+      ignoreIncomingRequestHook: (request) =>
+        isUntracedPath(request.url) ||
+        (metricsPort !== undefined && request.socket?.localPort === metricsPort),
       startIncomingSpanHook: () => UNRECORDED_SERVER_ATTRIBUTES,
     }),
     // Express 4 and 5: middleware and route spans, and `http.route` on the server span.
@@ -68,6 +77,11 @@ export function heraldInstrumentations(options: {
     // asked for with OTEL_LOGS_EXPORTER.
     new PinoInstrumentation({ disableLogSending: !options.sendLogs }),
   ];
+  if (options.runtimeMetrics) {
+    // nodejs.eventloop.delay.*, nodejs.eventloop.utilization and .time,
+    // v8js.memory.heap.*, v8js.gc.duration: observed at collection, no cost per request.
+    instrumentations.push(new RuntimeNodeInstrumentation());
+  }
   // Not even loaded unless asked for: an unloaded instrumentation costs nothing per call.
   if (clientSpans.has('pg')) {
     // `pg`: the SQL text with its $1 placeholders, never the bound values.

@@ -45,6 +45,86 @@ export function unrequestedSignals(env: Env = process.env): Signal[] {
   return off;
 }
 
+/** Where a process serves its metrics to Prometheus: its own port, apart from the API's. */
+export interface MetricsEndpoint {
+  /** The interface it listens on: HOST, as the service's own server (127.0.0.1 without it). */
+  host: string;
+  port: number;
+  /** Always `/metrics`. */
+  path: string;
+}
+
+/** A setting the process cannot start with; the message names the variable and the rule. */
+export class TelemetrySettingError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TelemetrySettingError';
+  }
+}
+
+const TCP_PORT = /^\d{1,5}$/;
+
+/**
+ * The Prometheus endpoint asked for with `METRICS_PORT` (a TCP port, 1..65535, not the service's
+ * own PORT), on HOST; undefined when it is unset or blank, and then no port is opened (tests,
+ * a process run by hand). A value that is no such port throws: the process refuses to start,
+ * naming it, rather than run without the metrics its operators scrape.
+ */
+export function metricsEndpoint(env: Env = process.env): MetricsEndpoint | undefined {
+  if (!set(env.METRICS_PORT)) return undefined;
+  const raw = env.METRICS_PORT.trim();
+  const port = Number(raw);
+  if (!TCP_PORT.test(raw) || port < 1 || port > 65535) {
+    throw new TelemetrySettingError(
+      `METRICS_PORT: must be a TCP port from 1 to 65535 (got ${JSON.stringify(env.METRICS_PORT)})`,
+    );
+  }
+  if (set(env.PORT) && Number(env.PORT.trim()) === port) {
+    throw new TelemetrySettingError(
+      `METRICS_PORT: must differ from PORT (${port}): metrics are served apart from the API`,
+    );
+  }
+  return { host: set(env.HOST) ? env.HOST.trim() : '127.0.0.1', port, path: '/metrics' };
+}
+
+/** The metric exporters named in OTEL_METRICS_EXPORTER, as the SDK reads it (default otlp). */
+export type MetricExporterName = 'otlp' | 'console' | 'prometheus';
+
+export function requestedMetricExporters(env: Env = process.env): {
+  exporters: MetricExporterName[];
+  unknown: string[];
+} {
+  const names = (env.OTEL_METRICS_EXPORTER ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => name !== '');
+  if (names.includes('none')) return { exporters: [], unknown: [] };
+  const known: MetricExporterName[] = ['otlp', 'console', 'prometheus'];
+  const exporters = new Set<MetricExporterName>();
+  const unknown: string[] = [];
+  for (const name of names.length > 0 ? names : ['otlp']) {
+    if ((known as string[]).includes(name)) exporters.add(name as MetricExporterName);
+    else unknown.push(name);
+  }
+  return { exporters: [...exporters], unknown };
+}
+
+/** OTEL_METRIC_EXPORT_INTERVAL and _TIMEOUT (ms) as the SDK reads them: 60 s, 30 s, timeout <= interval. */
+export function metricExportTiming(env: Env = process.env): {
+  intervalMs: number;
+  timeoutMs: number;
+} {
+  const number = (value: string | undefined, fallback: number) => {
+    const n = set(value) ? Number(value.trim()) : NaN;
+    return Number.isFinite(n) && n >= 0 ? n : fallback;
+  };
+  const intervalMs = number(env.OTEL_METRIC_EXPORT_INTERVAL, 60_000);
+  return {
+    intervalMs,
+    timeoutMs: Math.min(number(env.OTEL_METRIC_EXPORT_TIMEOUT, 30_000), intervalMs),
+  };
+}
+
 /** Database client instrumentations that are off unless asked for. */
 export type ClientSpans = 'pg' | 'redis';
 const CLIENT_SPANS: readonly ClientSpans[] = ['pg', 'redis'];

@@ -120,7 +120,12 @@ interface Run {
  * Starts the fixture service with `--import register.js`, calls `paths` in order, then stops it
  * with SIGTERM the way an orchestrator does, and returns what it printed.
  */
-async function runService(env: Record<string, string>, paths: string[]): Promise<Run> {
+async function runService(
+  env: Record<string, string>,
+  paths: string[],
+  /** Called after the requests, before SIGTERM (a scrape of the metrics endpoint). */
+  during?: () => Promise<void>,
+): Promise<Run> {
   const base = Object.fromEntries(
     Object.entries(process.env).filter(
       ([key]) => !key.startsWith('OTEL_') && key !== 'NODE_OPTIONS',
@@ -164,6 +169,7 @@ async function runService(env: Record<string, string>, paths: string[]): Promise
     await response.text();
     responses.push({ path: p, status: response.status });
   }
+  await during?.();
   child.kill('SIGTERM');
   const code = await exited;
   const logLine = stdout.split('\n').find((line) => line.startsWith('{"logs"'));
@@ -278,6 +284,94 @@ describe('node --import @herald/telemetry/register', () => {
     expect(run.stderr).toBe('');
     expect(collector.posts).toEqual([]);
     expect(downstream.headers[0]?.traceparent).toBeUndefined();
+  });
+});
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = http.createServer();
+  const url = await listen(server);
+  await new Promise((resolve) => server.close(resolve));
+  return Number(new URL(url).port);
+}
+
+describe('the Prometheus endpoint (METRICS_PORT)', () => {
+  it('when METRICS_PORT is set, then GET /metrics on it serves RED by route pattern and the runtime, without raw paths, addresses or its own scrapes, and OTLP export still runs beside it', async () => {
+    collector.posts.length = 0;
+    const metricsPort = await freePort();
+    const scrapes: string[] = [];
+    const scrape = async () => {
+      const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(res.status).toBe(200);
+      scrapes.push(await res.text());
+    };
+    const run = await runService(
+      {
+        METRICS_PORT: String(metricsPort),
+        OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        DOWNSTREAM_URL: downstreamUrl,
+      },
+      [
+        '/healthz',
+        '/orders/jane.doe@example.com?ref=jane.doe@example.com',
+        '/orders/7',
+        '/nowhere',
+      ],
+      async () => {
+        await scrape();
+        await scrape();
+      },
+    );
+    expect(run.responses.map((r) => r.status)).toEqual([200, 200, 200, 404]);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+
+    const text = scrapes[1]!;
+    const counts = text
+      .split('\n')
+      .filter((line) => line.startsWith('http_server_request_duration_count'));
+    // Two requests on the route, one 404 without a route; no probe and no scrape of /metrics.
+    expect(counts).toHaveLength(2);
+    const routed = counts.find((line) => line.includes('http_route="/orders/:id"'));
+    expect(routed).toMatch(/http_request_method="GET"/);
+    expect(routed).toMatch(/http_response_status_code="200"/);
+    expect(routed).toMatch(/ 2$/);
+    expect(counts.find((line) => !line.includes('http_route'))).toMatch(
+      /http_response_status_code="404".* 1$/,
+    );
+    expect(text).toMatch(/^# TYPE http_client_request_duration histogram$/m);
+    expect(text).toMatch(/^nodejs_eventloop_delay_p99\{/m);
+    expect(text).toMatch(/^v8js_memory_heap_used\{/m);
+    // Nothing that names or locates anyone, and no resource (a random instance id) either.
+    expect(text).not.toMatch(
+      /jane|url_path|url_query|client_address|server_address|peer_address|user_agent/,
+    );
+    expect(text).not.toMatch(/127\.0\.0\.1/);
+    expect(text).not.toMatch(/^target_info/m);
+
+    // The OTLP exporter pushed its metrics at shutdown as before.
+    expect(collector.posts.some((p) => p.path === '/v1/metrics')).toBe(true);
+  });
+
+  it('when METRICS_PORT is no port, then the process does not start and says why', async () => {
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['--import', pathToFileURL(path.join(buildDir, 'register.js')).href, fixture],
+        {
+          cwd: packageDir,
+          env: { PATH: process.env.PATH, METRICS_PORT: 'ninety' },
+          timeout: 10_000,
+        },
+        (error, _stdout, stderr) =>
+          resolve({ code: error && typeof error.code === 'number' ? error.code : 0, stderr }),
+      );
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(
+      'METRICS_PORT: must be a TCP port from 1 to 65535 (got "ninety")',
+    );
   });
 });
 

@@ -5,6 +5,10 @@ import path from 'node:path';
 import {
   isTelemetryDisabled,
   isUntracedPath,
+  metricExportTiming,
+  metricsEndpoint,
+  requestedMetricExporters,
+  TelemetrySettingError,
   requestedClientSpans,
   resolveServiceIdentity,
   serviceNameFromPackage,
@@ -157,5 +161,71 @@ describe('requestedClientSpans', () => {
       spans: ['pg'],
       unknown: ['mysql'],
     });
+  });
+});
+
+describe('metricsEndpoint', () => {
+  it('when METRICS_PORT is unset or blank, then no Prometheus endpoint is opened', () => {
+    expect(metricsEndpoint({})).toBeUndefined();
+    expect(metricsEndpoint({ METRICS_PORT: '  ' })).toBeUndefined();
+  });
+
+  it('when METRICS_PORT is a port, then /metrics listens there on HOST (loopback without it)', () => {
+    expect(metricsEndpoint({ METRICS_PORT: '9464', HOST: '0.0.0.0', PORT: '8080' })).toEqual({
+      host: '0.0.0.0',
+      port: 9464,
+      path: '/metrics',
+    });
+    expect(metricsEndpoint({ METRICS_PORT: ' 19083 ' })).toEqual({
+      host: '127.0.0.1',
+      port: 19083,
+      path: '/metrics',
+    });
+  });
+
+  it.each(['0', '65536', '94.64', '-1', 'abc', '9464x', '1e3'])(
+    'when METRICS_PORT is %s, then the process refuses to start, naming it',
+    (value) => {
+      expect(() => metricsEndpoint({ METRICS_PORT: value })).toThrow(TelemetrySettingError);
+      expect(() => metricsEndpoint({ METRICS_PORT: value })).toThrow(/^METRICS_PORT: /);
+    },
+  );
+
+  it('when METRICS_PORT is the service port, then the process refuses to start', () => {
+    expect(() => metricsEndpoint({ METRICS_PORT: '8080', PORT: '8080' })).toThrow(
+      'METRICS_PORT: must differ from PORT (8080)',
+    );
+  });
+});
+
+describe('requestedMetricExporters', () => {
+  it('when OTEL_METRICS_EXPORTER is unset, then otlp, as the SDK defaults', () => {
+    expect(requestedMetricExporters({})).toEqual({ exporters: ['otlp'], unknown: [] });
+  });
+
+  it('when it names several, in any case, then each once; none wins; unknown names are reported', () => {
+    expect(
+      requestedMetricExporters({ OTEL_METRICS_EXPORTER: 'OTLP, console,otlp,zipkin' }),
+    ).toEqual({ exporters: ['otlp', 'console'], unknown: ['zipkin'] });
+    expect(requestedMetricExporters({ OTEL_METRICS_EXPORTER: 'otlp,none' })).toEqual({
+      exporters: [],
+      unknown: [],
+    });
+  });
+});
+
+describe('metricExportTiming', () => {
+  it('when unset, then every 60 s with a 30 s timeout; a timeout above the interval is cut to it', () => {
+    expect(metricExportTiming({})).toEqual({ intervalMs: 60_000, timeoutMs: 30_000 });
+    expect(metricExportTiming({ OTEL_METRIC_EXPORT_INTERVAL: '10000' })).toEqual({
+      intervalMs: 10_000,
+      timeoutMs: 10_000,
+    });
+    expect(
+      metricExportTiming({
+        OTEL_METRIC_EXPORT_INTERVAL: 'soon',
+        OTEL_METRIC_EXPORT_TIMEOUT: '500',
+      }),
+    ).toEqual({ intervalMs: 60_000, timeoutMs: 500 });
   });
 });

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { requireAdminToken, requireServiceToken } from '@herald/auth';
+import { requireAdminToken, requireServiceCaller, type ServiceCallers } from '@herald/auth';
 import { pingDatabase, type Pool } from '@herald/db';
 import { createHttpApp, mountRoutes, type Logger } from '@herald/http';
 import type { ExchangeGuard } from './domain/exchange-guard.js';
@@ -18,7 +18,8 @@ export interface AuthAppDeps {
   signer: TokenSigner;
   hasher: SecretHasher;
   adminToken: string;
-  serviceToken: string;
+  /** Who may call the internal routes (SERVICE_CALLERS); each route's manifest says whom it lets in. */
+  serviceCallers: ServiceCallers;
   exchangeGuard: ExchangeGuard;
 }
 
@@ -46,7 +47,7 @@ export async function createApp(deps: AuthAppDeps): Promise<Express> {
         },
         {
           admin: requireAdminToken(deps.adminToken),
-          service: requireServiceToken(deps.serviceToken),
+          service: requireServiceCaller(deps.serviceCallers),
         },
       ),
   });

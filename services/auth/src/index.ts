@@ -33,7 +33,7 @@ const app = await createApp({
     queue: config.HASH_QUEUE,
   }),
   adminToken: config.ADMIN_TOKEN,
-  serviceToken: config.SERVICE_TOKEN,
+  serviceCallers: config.SERVICE_CALLERS,
   exchangeGuard: createExchangeGuard({ redis, limits: exchangeGuardLimits(config), logger }),
 });
 

@@ -11,6 +11,13 @@ import {
 } from './schemas.js';
 import { configSchema } from './config.js';
 import { z } from 'zod';
+import {
+  apiKeyExample,
+  apiKeyWriteExample,
+  tenantExample,
+  tenantWriteExample,
+  tokenExample,
+} from './examples.js';
 
 const { standardError } = errorSchemas;
 const openApiDocumentSchema = z.looseObject({
@@ -23,8 +30,11 @@ const page = { method: 'get', audience: 'public', access: { kind: 'none' }, page
 const unauthorizedAdmin = { description: 'missing or wrong admin token', schema: standardError };
 const tenantId = { tenantId: { description: 'the Tenant id' } };
 
-/** The shared secrets the service gets (from the Secret, never from settings). */
-const SECRETS = ['ADMIN_TOKEN', 'SERVICE_TOKEN', 'AUTH_SIGNING_KEYS'];
+/**
+ * The secrets the service gets (from the Secret, never from settings): the operator token, who
+ * may call its internal routes (it calls none itself, so it has no SERVICE_TOKEN) and its keys.
+ */
+const SECRETS = ['ADMIN_TOKEN', 'SERVICE_CALLERS', 'AUTH_SIGNING_KEYS'];
 
 export const manifest = defineService({
   name: 'auth',
@@ -33,6 +43,7 @@ export const manifest = defineService({
       name: 'auth',
       entry: 'dist/index.js',
       port: 18081,
+      metricsPort: 19081,
       database: 'herald_auth',
       migrate: 'dist/migrate.js',
       nodeArgs: ['--import', '@herald/telemetry/register'],
@@ -89,7 +100,11 @@ export const manifest = defineService({
       description:
         "Send the key's ClientID and secret as HTTP Basic credentials (a publishable key: an empty password); the answer is a bearer token valid 900 seconds with the key's scopes. Exchange again before it expires. Failed exchanges from one address or for one ClientID are limited (429 with Retry-After).",
       responses: {
-        200: { description: 'an access token, valid 900 seconds', schema: tokenResponse },
+        200: {
+          description: 'an access token, valid 900 seconds',
+          schema: tokenResponse,
+          example: tokenExample,
+        },
         401: {
           description: 'invalid_client: wrong ClientID or secret, or revoked key',
           schema: standardError,
@@ -110,8 +125,9 @@ export const manifest = defineService({
       description:
         'Creates a Tenant: the customer account every Contact, Event and key belongs to. Its id names it in every other operator route.',
       requestBody: createTenantBody,
+      requestExample: tenantWriteExample,
       responses: {
-        201: { description: 'created', schema: tenantResponse },
+        201: { description: 'created', schema: tenantResponse, example: tenantExample },
         400: { description: 'validation_error', schema: standardError },
         401: unauthorizedAdmin,
       },
@@ -126,8 +142,13 @@ export const manifest = defineService({
         'Creates a key with the scopes given. The secret of a secret key is in this answer only: store it now. A publishable key (`pk_`) has no secret and only `events:write`: it is for browser code.',
       pathParameters: tenantId,
       requestBody: createApiKeyBody,
+      requestExample: apiKeyWriteExample,
       responses: {
-        201: { description: 'created; a secret is shown only here', schema: apiKeyResponse },
+        201: {
+          description: 'created; a secret is shown only here',
+          schema: apiKeyResponse,
+          example: apiKeyExample,
+        },
         400: { description: 'validation_error', schema: standardError },
         401: unauthorizedAdmin,
         404: { description: 'no such Tenant', schema: standardError },
@@ -152,7 +173,8 @@ export const manifest = defineService({
       method: 'get',
       path: '/internal/v1/tenants/:tenantId',
       audience: 'internal',
-      access: { kind: 'service' },
+      // the operator routes of contacts, events and billing check the Tenant first
+      access: { kind: 'service', callers: ['contacts', 'events', 'billing'] },
       summary: 'Whether a Tenant exists (404 when not)',
       methodNotAllowed: false,
     },
@@ -160,7 +182,8 @@ export const manifest = defineService({
       method: 'get',
       path: '/internal/v1/revoked-keys',
       audience: 'internal',
-      access: { kind: 'service' },
+      // the services with public routes, which verify access tokens
+      access: { kind: 'service', callers: ['contacts', 'events'] },
       summary: 'The ClientIDs of keys revoked while their tokens could still be unexpired',
       methodNotAllowed: false,
     },

@@ -1,6 +1,7 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
+import { parseServiceCallers } from '@herald/auth';
 import { createPool, runMigrations, type Pool } from '@herald/db';
 import { startServer, type RunningServer } from '@herald/http';
 import { createRedis } from '@herald/redis';
@@ -82,7 +83,8 @@ export async function startAuthService(options: StartOptions = {}): Promise<Test
     signer,
     hasher,
     adminToken: ADMIN_TOKEN,
-    serviceToken: SERVICE_TOKEN,
+    // SERVICE_TOKEN is the contacts service's, which may call both internal routes
+    serviceCallers: parseServiceCallers(`contacts:${SERVICE_TOKEN}`),
     exchangeGuard: createExchangeGuard({
       redis,
       logger,

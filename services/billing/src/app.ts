@@ -1,5 +1,10 @@
 import type { Express } from 'express';
-import { requireAdminToken, requireServiceToken, type TenantDirectory } from '@herald/auth';
+import {
+  requireAdminToken,
+  requireServiceCaller,
+  type ServiceCallers,
+  type TenantDirectory,
+} from '@herald/auth';
 import { pingDatabase, type Pool } from '@herald/db';
 import { createHttpApp, mountRoutes, type Logger } from '@herald/http';
 import type { SubscriptionMirror } from './domain/redis-mirror.js';
@@ -14,8 +19,11 @@ export interface BillingAppDeps {
   mirror: SubscriptionMirror;
   tenantExists: TenantDirectory;
   adminToken: string;
-  /** Opens the internal route the other services call when their Redis copy is missing. */
-  serviceToken: string;
+  /**
+   * Who may call the internal route the other services call when their Redis copy is missing
+   * (SERVICE_CALLERS).
+   */
+  serviceCallers: ServiceCallers;
   /** Consecutive failed payments that suspend a Tenant (3 by default). */
   suspendAfterFailures: number;
 }
@@ -32,7 +40,7 @@ export function createApp(deps: BillingAppDeps): Express {
         { ...adminHandlers(deps), ...internalHandlers(deps) },
         {
           admin: requireAdminToken(deps.adminToken),
-          service: requireServiceToken(deps.serviceToken),
+          service: requireServiceCaller(deps.serviceCallers),
         },
       ),
   });

@@ -1,4 +1,9 @@
-import { operatorAndServiceTokensEnv } from '@herald/auth';
+import {
+  adminTokenEnv,
+  refuseSharedTokens,
+  serviceCallersEnv,
+  serviceTokenEnv,
+} from '@herald/auth';
 import { httpServerEnv, int, list, loadConfig, url, z } from '@herald/config';
 import { redisEnv } from '@herald/redis';
 
@@ -11,18 +16,23 @@ const setupEnv = {
 };
 
 /** Every variable the service reads; its manifest lists them from here. */
-export const configSchema = z.object({
-  ...httpServerEnv(DEFAULT_PORT),
-  ...setupEnv,
-  DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
-  /** Where the subscription state is mirrored for every service's write check. */
-  ...redisEnv,
-  ...operatorAndServiceTokensEnv,
-  /** The auth service, asked whether a Tenant exists (operator routes). */
-  SERVICE_URL_AUTH: url('http://127.0.0.1:18081'),
-  /** Consecutive failed payments that suspend a Tenant (3 by default). */
-  BILLING_SUSPEND_AFTER_FAILURES: int(3, 1),
-});
+export const configSchema = z
+  .object({
+    ...httpServerEnv(DEFAULT_PORT),
+    ...setupEnv,
+    DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
+    /** Where the subscription state is mirrored for every service's write check. */
+    ...redisEnv,
+    ...adminTokenEnv,
+    /** Its own token for the auth service; who may call its internal route. */
+    ...serviceTokenEnv,
+    ...serviceCallersEnv,
+    /** The auth service, asked whether a Tenant exists (operator routes). */
+    SERVICE_URL_AUTH: url('http://127.0.0.1:18081'),
+    /** Consecutive failed payments that suspend a Tenant (3 by default). */
+    BILLING_SUSPEND_AFTER_FAILURES: int(3, 1),
+  })
+  .superRefine(refuseSharedTokens);
 
 export type BillingConfig = Readonly<z.output<typeof configSchema>>;
 

@@ -10,6 +10,7 @@ import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { loadBillingConfig } from './config.js';
 import { createSubscriptionMirror } from './domain/redis-mirror.js';
+import { manifest } from './service.js';
 
 const config = loadBillingConfig();
 const logger = createLogger({ service: 'billing', level: config.LOG_LEVEL });
@@ -30,7 +31,7 @@ const app = createApp({
     serviceToken: config.SERVICE_TOKEN,
   }),
   adminToken: config.ADMIN_TOKEN,
-  serviceToken: config.SERVICE_TOKEN,
+  serviceCallers: config.SERVICE_CALLERS,
   suspendAfterFailures: config.BILLING_SUSPEND_AFTER_FAILURES,
 });
 
@@ -38,7 +39,13 @@ const app = createApp({
 const producer = createProducer(
   createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'herald-billing', logger }),
 );
-const relay = createOutboxRelay({ pool, producer, logger, name: 'billing' });
+const relay = createOutboxRelay({
+  pool,
+  producer,
+  logger,
+  name: 'billing',
+  topics: manifest.processes[0]!.topics?.produces ?? [],
+});
 relay.start();
 mirror.start();
 

@@ -21,8 +21,11 @@ const billingResponses = (success: string) => ({
   503: error('service_unavailable: the database or the auth service is unreachable'),
 });
 
-/** The shared secrets the service gets (from the Secret, never from settings). */
-const SECRETS = ['ADMIN_TOKEN', 'SERVICE_TOKEN'];
+/**
+ * The secrets the service gets (from the Secret, never from settings): the operator token, its
+ * own token for the auth service, and who may call its internal route.
+ */
+const SECRETS = ['ADMIN_TOKEN', 'SERVICE_TOKEN', 'SERVICE_CALLERS'];
 
 export const manifest = defineService({
   name: 'billing',
@@ -33,6 +36,7 @@ export const manifest = defineService({
       name: 'billing',
       entry: 'dist/index.js',
       port: 18084,
+      metricsPort: 19084,
       database: 'herald_billing',
       migrate: 'dist/migrate.js',
       nodeArgs: ['--import', '@herald/telemetry/register'],
@@ -82,7 +86,8 @@ export const manifest = defineService({
       method: 'get',
       path: '/internal/v1/tenants/:tenantId/subscription',
       audience: 'internal',
-      access: { kind: 'service' },
+      // the services with public routes, when their Redis copy cannot tell
+      access: { kind: 'service', callers: ['contacts', 'events'] },
       summary: "A Tenant's subscription with its version, refreshed into the mirror",
       pathParameters: { tenantId: { description: 'the Tenant id' } },
     },

@@ -8,7 +8,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { TenantDirectory } from '@herald/auth';
+import { parseServiceCallers, type TenantDirectory } from '@herald/auth';
 import { createPool, type Pool } from '@herald/db';
 import { createLogger, startServer } from '@herald/http';
 import { decodeSnapshot, subscriptionKey, type SubscriptionSnapshot } from '@herald/policy';
@@ -113,7 +113,8 @@ export async function startBillingService(options: StartOptions = {}): Promise<T
     mirror,
     tenantExists: options.tenantExists ?? (async (tenantId) => tenants.has(tenantId)),
     adminToken: ADMIN_TOKEN,
-    serviceToken: SERVICE_TOKEN,
+    // SERVICE_TOKEN is the contacts service's, which may call the internal route
+    serviceCallers: parseServiceCallers(`contacts:${SERVICE_TOKEN}`),
     suspendAfterFailures: options.suspendAfterFailures ?? 3,
   });
   const running = await startServer(app, { host: '127.0.0.1', port: 0, logger });

@@ -1,8 +1,9 @@
 import type { Express } from 'express';
 import {
   requireAdminToken,
-  requireServiceToken,
+  requireServiceCaller,
   type Scope,
+  type ServiceCallers,
   type TenantDirectory,
 } from '@herald/auth';
 import { pingDatabase, type Pool } from '@herald/db';
@@ -20,7 +21,10 @@ export interface ContactsAppDeps {
   /** Tokens, rate budgets and subscription state of the public routes. */
   policy: ApiPolicy;
   adminToken: string;
+  /** Its own token for the internal routes of the services holding data about Contacts. */
   serviceToken: string;
+  /** Who may call its internal route (SERVICE_CALLERS). */
+  serviceCallers: ServiceCallers;
   tenantExists: TenantDirectory;
   /** Base URLs of the services holding data about Contacts (export and erasure); default none. */
   contactDataServiceUrls?: readonly string[];
@@ -46,7 +50,7 @@ export function createApp(deps: ContactsAppDeps): Express {
         {
           bearer: (scope, options) => deps.policy.guard({ scope: scope as Scope, ...options }),
           admin: requireAdminToken(deps.adminToken),
-          service: requireServiceToken(deps.serviceToken),
+          service: requireServiceCaller(deps.serviceCallers),
         },
       ),
   });

@@ -10,6 +10,7 @@ import { redisFromConfig } from '@herald/redis';
 import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { loadContactsConfig } from './config.js';
+import { manifest } from './service.js';
 
 const config = loadContactsConfig();
 const logger = createLogger({ service: 'contacts', level: config.LOG_LEVEL });
@@ -26,6 +27,7 @@ const app = createApp({
   policy: publicApi.policy,
   adminToken: config.ADMIN_TOKEN,
   serviceToken: config.SERVICE_TOKEN,
+  serviceCallers: config.SERVICE_CALLERS,
   tenantExists: authTenantDirectory({
     authUrl: config.SERVICE_URL_AUTH,
     serviceToken: config.SERVICE_TOKEN,
@@ -37,7 +39,13 @@ const app = createApp({
 const producer = createProducer(
   createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'herald-contacts', logger }),
 );
-const relay = createOutboxRelay({ pool, producer, logger, name: 'contacts' });
+const relay = createOutboxRelay({
+  pool,
+  producer,
+  logger,
+  name: 'contacts',
+  topics: manifest.processes[0]!.topics?.produces ?? [],
+});
 relay.start();
 
 await startServer(app, {

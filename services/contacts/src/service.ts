@@ -7,6 +7,14 @@ import { resolveIdentitiesRequest as resolveIdentitiesBody } from '@herald/inter
 import { TOPICS } from '@herald/messages';
 import { contactResponse, contactWriteBody, externalId, organizationBody } from './schemas.js';
 import { configSchema } from './config.js';
+import {
+  contactByEmailExample,
+  contactByEmailWriteExample,
+  contactExample,
+  contactWriteExample,
+  organizationExample,
+  organizationWriteExample,
+} from './examples.js';
 
 const { standardError } = errorSchemas;
 const error = (description: string) => ({ description, schema: standardError });
@@ -33,7 +41,7 @@ const read = {
   description:
     'The Contact with its identities (`externalId`, `email`), its attributes and when it was created and last updated. A Contact erased or never created is a 404.',
   responses: {
-    200: { description: 'the Contact', schema: contactResponse },
+    200: { description: 'the Contact', schema: contactResponse, example: contactExample },
     ...common,
     404: error('not_found'),
   },
@@ -90,8 +98,11 @@ const linksByExternalId = {
   ...linksTo('ById', 'id', '$response.body#/id'),
 };
 
-/** The shared secrets the service gets (from the Secret, never from settings). */
-const SECRETS = ['ADMIN_TOKEN', 'SERVICE_TOKEN'];
+/**
+ * The secrets the service gets (from the Secret, never from settings): the operator token, its
+ * own token for the services it calls, and who may call its internal route.
+ */
+const SECRETS = ['ADMIN_TOKEN', 'SERVICE_TOKEN', 'SERVICE_CALLERS'];
 
 export const manifest = defineService({
   name: 'contacts',
@@ -100,6 +111,7 @@ export const manifest = defineService({
       name: 'contacts',
       entry: 'dist/index.js',
       port: 18082,
+      metricsPort: 19082,
       database: 'herald_contacts',
       migrate: 'dist/migrate.js',
       nodeArgs: ['--import', '@herald/telemetry/register'],
@@ -136,12 +148,14 @@ export const manifest = defineService({
       description:
         'Creates the Contact that has this email, or updates it (200) when one exists. Emails compare case-insensitively. Use it for people you know only by email; `PUT /v1/contacts/{externalId}` is for your own ids.',
       requestBody: contactWriteBody,
+      requestExample: contactByEmailWriteExample,
       responses: {
         200: { description: 'updated', schema: contactResponse, links: linksById },
         201: {
           description: 'created (no externalId)',
           schema: contactResponse,
           links: linksById,
+          example: contactByEmailExample,
         },
         400: error('validation_error'),
         ...common,
@@ -158,9 +172,15 @@ export const manifest = defineService({
         'Creates the Contact with this `externalId` (201) or updates it (200). An `email` already held by another Contact of the Tenant is a 409 conflict: nothing is written.',
       pathParameters: byExternalId,
       requestBody: contactWriteBody,
+      requestExample: contactWriteExample,
       responses: {
         200: { description: 'updated', schema: contactResponse, links: linksByExternalId },
-        201: { description: 'created', schema: contactResponse, links: linksByExternalId },
+        201: {
+          description: 'created',
+          schema: contactResponse,
+          links: linksByExternalId,
+          example: contactExample,
+        },
         400: error('validation_error'),
         ...common,
         409: error('conflict: the email belongs to another Contact'),
@@ -192,8 +212,9 @@ export const manifest = defineService({
         'Creates an organization in the Tenant, so that Events can be recorded about it (`POST /v1/events/by-organization`) and attributed to it. An `externalId` already used is a 409.',
       pathParameters: { tenantId: { description: 'the Tenant id' } },
       requestBody: organizationBody,
+      requestExample: organizationWriteExample,
       responses: {
-        201: { description: 'created', schema: organizationResponse },
+        201: { description: 'created', schema: organizationResponse, example: organizationExample },
         400: error('validation_error'),
         401: error('missing or wrong admin token'),
         404: error('no such Tenant'),
@@ -204,7 +225,7 @@ export const manifest = defineService({
       method: 'post',
       path: '/internal/v1/identities/resolve',
       audience: 'internal',
-      access: { kind: 'service' },
+      access: { kind: 'service', callers: ['events'] },
       summary:
         "Resolve the Contacts and organizations a batch of Events names (the events service's one call per request)",
       requestBody: resolveIdentitiesBody,

@@ -5,7 +5,7 @@ import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { SCOPES } from '@herald/auth';
+import { parseServiceCallers, SCOPES } from '@herald/auth';
 import { createPool, type Pool } from '@herald/db';
 import { startServer, type Logger } from '@herald/http';
 import { createApiPolicy, DEFAULT_RATE_BUDGETS, type ApiPolicy } from '@herald/policy';
@@ -118,7 +118,9 @@ export async function startContactsService(
     logger,
     policy: testApiPolicy(signer, redis, logger),
     adminToken: ADMIN_TOKEN,
+    // its own token, and the one the events service calls its internal route with
     serviceToken: SERVICE_TOKEN,
+    serviceCallers: parseServiceCallers(`events:${SERVICE_TOKEN}`),
     tenantExists: options.tenantExists ?? (async (tenantId) => tenants.has(tenantId.toLowerCase())),
     ...options.deps,
   });

@@ -1,8 +1,9 @@
 import type { Express } from 'express';
 import {
   requireAdminToken,
-  requireServiceToken,
+  requireServiceCaller,
   type Scope,
+  type ServiceCallers,
   type TenantDirectory,
 } from '@herald/auth';
 import { pingDatabase, type Pool } from '@herald/db';
@@ -32,8 +33,8 @@ export interface EventsAppDeps {
   /** Whether a Tenant exists (the auth service), for the operator routes. */
   tenantExists: TenantDirectory;
   adminToken: string;
-  /** Opens the internal routes the contacts service calls. */
-  serviceToken: string;
+  /** Who may call the internal routes (SERVICE_CALLERS): the contacts service. */
+  serviceCallers: ServiceCallers;
   /** The dedup window, 60 s. Tests may shorten it; nothing else should. */
   dedupWindowMs?: number;
   /** How requests' transactions are batched (RECORDING_* settings); defaults below. */
@@ -76,7 +77,7 @@ export function createApp(deps: EventsAppDeps): Express {
         {
           bearer: (scope, options) => deps.policy.guard({ scope: scope as Scope, ...options }),
           admin: requireAdminToken(deps.adminToken),
-          service: requireServiceToken(deps.serviceToken),
+          service: requireServiceCaller(deps.serviceCallers),
         },
       ),
   });

@@ -1,4 +1,9 @@
-import { operatorAndServiceTokensEnv } from '@herald/auth';
+import {
+  adminTokenEnv,
+  refuseSharedTokens,
+  serviceCallersEnv,
+  serviceTokenEnv,
+} from '@herald/auth';
 import { httpServerEnv, list, loadConfig, url, z } from '@herald/config';
 import { publicApiEnv } from '@herald/policy';
 import { redisEnv } from '@herald/redis';
@@ -35,32 +40,37 @@ const topicEnv = {
 };
 
 /** Every variable the service reads; its manifest lists them from here. */
-export const configSchema = z.object({
-  ...httpServerEnv(DEFAULT_PORT),
-  ...setupEnv,
-  DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
-  /** Events written by one batch of concurrent requests at most (a larger request goes alone). */
-  RECORDING_MAX_BATCH_EVENTS: z.coerce.number().int().min(1).max(10_000).default(500),
-  /** How long a request may wait for others to share its batch while batches are in flight. */
-  RECORDING_MAX_WAIT_MS: z.coerce.number().min(0).max(100).default(1),
-  /**
-   * Contact exports streaming at once in one replica, all Tenants together; beyond it 503 with
-   * Retry-After. Each holds one database connection for as long as its reader takes, from the
-   * exports' own pool of exactly this many connections, never from recording's.
-   */
-  EXPORT_MAX_CONCURRENT: z.coerce.number().int().min(1).max(100).default(4),
-  /**
-   * Contact exports of one Tenant streaming at once in one replica; beyond it 429 with
-   * Retry-After. A value above EXPORT_MAX_CONCURRENT acts as EXPORT_MAX_CONCURRENT.
-   */
-  EXPORT_MAX_CONCURRENT_PER_TENANT: z.coerce.number().int().min(1).max(100).default(2),
-  ...operatorAndServiceTokensEnv,
-  ...publicApiEnv,
-  /** The contacts service, which resolves every request's identities in one call. */
-  SERVICE_URL_CONTACTS: url('http://127.0.0.1:18082'),
-  /** Rate budgets, the subscription mirror and the dedup fast path. */
-  ...redisEnv,
-});
+export const configSchema = z
+  .object({
+    ...httpServerEnv(DEFAULT_PORT),
+    ...setupEnv,
+    DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
+    /** Events written by one batch of concurrent requests at most (a larger request goes alone). */
+    RECORDING_MAX_BATCH_EVENTS: z.coerce.number().int().min(1).max(10_000).default(500),
+    /** How long a request may wait for others to share its batch while batches are in flight. */
+    RECORDING_MAX_WAIT_MS: z.coerce.number().min(0).max(100).default(1),
+    /**
+     * Contact exports streaming at once in one replica, all Tenants together; beyond it 503 with
+     * Retry-After. Each holds one database connection for as long as its reader takes, from the
+     * exports' own pool of exactly this many connections, never from recording's.
+     */
+    EXPORT_MAX_CONCURRENT: z.coerce.number().int().min(1).max(100).default(4),
+    /**
+     * Contact exports of one Tenant streaming at once in one replica; beyond it 429 with
+     * Retry-After. A value above EXPORT_MAX_CONCURRENT acts as EXPORT_MAX_CONCURRENT.
+     */
+    EXPORT_MAX_CONCURRENT_PER_TENANT: z.coerce.number().int().min(1).max(100).default(2),
+    ...adminTokenEnv,
+    /** Its own token for the services it calls; who may call its internal routes. */
+    ...serviceTokenEnv,
+    ...serviceCallersEnv,
+    ...publicApiEnv,
+    /** The contacts service, which resolves every request's identities in one call. */
+    SERVICE_URL_CONTACTS: url('http://127.0.0.1:18082'),
+    /** Rate budgets, the subscription mirror and the dedup fast path. */
+    ...redisEnv,
+  })
+  .superRefine(refuseSharedTokens);
 
 export type EventsConfig = Readonly<z.output<typeof configSchema>>;
 

@@ -52,7 +52,7 @@ const app = createApp({
     serviceToken: config.SERVICE_TOKEN,
   }),
   adminToken: config.ADMIN_TOKEN,
-  serviceToken: config.SERVICE_TOKEN,
+  serviceCallers: config.SERVICE_CALLERS,
   recording: {
     maxBatchEvents: config.RECORDING_MAX_BATCH_EVENTS,
     maxWaitMs: config.RECORDING_MAX_WAIT_MS,

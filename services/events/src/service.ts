@@ -8,6 +8,12 @@ import { TOPICS } from '@herald/messages';
 import { EVENT_ROUTES, type EventRoute } from './domain/event-batch.js';
 import { acceptedResponse, eventNamesResponse, MAX_EVENTS_PER_REQUEST } from './schemas.js';
 import { configSchema, relayConfigSchema } from './config.js';
+import {
+  acceptedExample,
+  requestExamples,
+  unresolvedExample,
+  validationExample,
+} from './examples.js';
 
 const { standardError, unresolvedIdentity } = errorSchemas;
 const error = (description: string) => ({ description, schema: standardError });
@@ -26,15 +32,20 @@ function eventRoute<const R extends EventRoute>(route: R, summary: string, names
     summary,
     description: `${names} Send one Event or an array of up to 1,000; the request is all or nothing. Give each Event a \`dedupKey\` and resend a failed or unanswered request with the same keys: an Event is recorded once per key inside the dedup window, and the 202 says so however often it is sent.`,
     requestBody: requestBody(EVENT_ROUTES[route]),
+    requestExample: requestExamples[route],
     responses: {
       202: {
         description:
           'recorded (committed); `accepted` counts every Event object, duplicates of a dedupKey included',
         schema: acceptedResponse,
+        example: acceptedExample,
       },
-      400: error(
-        'validation_error: the message names the first invalid Event and field, `events[3].occurredAt: …` (array) or `event.occurredAt: …` (single object); nothing recorded',
-      ),
+      400: {
+        ...error(
+          'validation_error: the message names the first invalid Event and field, `events[3].occurredAt: …` (array) or `event.occurredAt: …` (single object); nothing recorded',
+        ),
+        example: validationExample,
+      },
       401: error('unauthenticated: missing, malformed or expired token'),
       403: error('insufficient_scope'),
       413: error('payload_too_large: body over 1 MiB; nothing recorded'),
@@ -42,6 +53,7 @@ function eventRoute<const R extends EventRoute>(route: R, summary: string, names
         description:
           'unresolved_identity: one item per Event naming a Contact or organization that does not exist, in request order; nothing recorded',
         schema: unresolvedIdentity,
+        example: unresolvedExample,
       },
       503: error(
         'service_unavailable: a dependency is unreachable; nothing recorded; see Retry-After',
@@ -55,8 +67,11 @@ const contactPath = {
   contactId: { description: 'the Contact id' },
 };
 
-/** The shared secrets the service gets (from the Secret, never from settings). */
-const SECRETS = ['ADMIN_TOKEN', 'SERVICE_TOKEN'];
+/**
+ * The secrets the service gets (from the Secret, never from settings): the operator token, its
+ * own token for the services it calls, and who may call its internal routes.
+ */
+const SECRETS = ['ADMIN_TOKEN', 'SERVICE_TOKEN', 'SERVICE_CALLERS'];
 
 export const manifest = defineService({
   name: 'events',
@@ -65,6 +80,7 @@ export const manifest = defineService({
       name: 'events',
       entry: 'dist/index.js',
       port: 18083,
+      metricsPort: 19083,
       database: 'herald_events',
       migrate: 'dist/migrate.js',
       nodeArgs: ['--import', '@herald/telemetry/register'],
@@ -86,6 +102,7 @@ export const manifest = defineService({
       name: 'events-relay',
       entry: 'dist/relay/main.js',
       port: 18085,
+      metricsPort: 19085,
       database: 'herald_events',
       after: ['events'],
       nodeArgs: ['--import', '@herald/telemetry/register'],
@@ -140,7 +157,7 @@ export const manifest = defineService({
       method: 'get',
       path: '/internal/v1/tenants/:tenantId/contacts/:contactId/export',
       audience: 'internal',
-      access: { kind: 'service' },
+      access: { kind: 'service', callers: ['contacts'] },
       summary: "A Contact's Events as JSON Lines",
       pathParameters: contactPath,
       responses: {
@@ -151,6 +168,7 @@ export const manifest = defineService({
           contentType: 'application/x-ndjson',
         },
         401: error('unauthenticated: missing or wrong service token'),
+        403: error('forbidden: a service token of a caller other than contacts'),
         404: error('not_found: the Tenant or Contact id is not a uuid'),
         429: error(
           'rate_limited: the Tenant already has EXPORT_MAX_CONCURRENT_PER_TENANT exports streaming from this replica; nothing sent; see Retry-After',
@@ -164,7 +182,7 @@ export const manifest = defineService({
       method: 'post',
       path: '/internal/v1/tenants/:tenantId/contacts/:contactId/erase',
       audience: 'internal',
-      access: { kind: 'service' },
+      access: { kind: 'service', callers: ['contacts'] },
       summary: "Erase a Contact's Events",
       pathParameters: contactPath,
     },

@@ -2,6 +2,7 @@
 // Events written straight into the tables, the internal routes in-process, Kafka read back.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { parseServiceCallers } from '@herald/auth';
 import { createPool, type Pool, type PoolClient } from '@herald/db';
 import { createHttpApp, createLogger, startServer } from '@herald/http';
 import { createKafka, ensureTopics, type Kafka } from '@herald/kafka';
@@ -167,7 +168,12 @@ export async function startContactDataRoutes(pool: Pool): Promise<{
   const app = createHttpApp({
     logger,
     routes: (a) =>
-      mountInternalRoutes(a, { pool, serviceToken: CONTACT_DATA_SERVICE_TOKEN, logger }),
+      mountInternalRoutes(a, {
+        pool,
+        // the contacts service's token: it calls these routes
+        serviceCallers: parseServiceCallers(`contacts:${CONTACT_DATA_SERVICE_TOKEN}`),
+        logger,
+      }),
   });
   const running = await startServer(app, { host: '127.0.0.1', port: 0, logger });
   return { url: running.url, close: () => running.close() };

@@ -264,6 +264,8 @@ async function spawnContacts(
       KAFKA_BROKERS: TEST_KAFKA_BROKERS.join(','),
       ADMIN_TOKEN: options.adminToken,
       SERVICE_TOKEN: options.serviceToken,
+      // the events service under test calls it with the same token
+      SERVICE_CALLERS: `events:${options.serviceToken}`,
       AUTH_JWKS_URL: `${standIn.url}/.well-known/jwks.json`,
       AUTH_ISSUER: TEST_ISSUER,
       AUTH_AUDIENCE: TEST_AUDIENCE,

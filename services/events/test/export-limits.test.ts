@@ -306,7 +306,11 @@ describe('export slots', () => {
 });
 
 describe('settings', () => {
-  const secrets = { ADMIN_TOKEN: 'a'.repeat(32), SERVICE_TOKEN: 's'.repeat(32) };
+  const secrets = {
+    ADMIN_TOKEN: 'a'.repeat(32),
+    SERVICE_TOKEN: 's'.repeat(32),
+    SERVICE_CALLERS: `contacts:${'c'.repeat(32)}`,
+  };
 
   test('when the export settings are unset, then 4 in all and 2 per Tenant; the manifest lists both', () => {
     const config = loadEventsConfig(secrets);

@@ -8,7 +8,7 @@ import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { SCOPES } from '@herald/auth';
+import { parseServiceCallers, SCOPES } from '@herald/auth';
 import { createPool, type Pool } from '@herald/db';
 import { startServer, type Logger, type RunningServer } from '@herald/http';
 import { createApiPolicy, DEFAULT_RATE_BUDGETS, type ApiPolicy } from '@herald/policy';
@@ -299,7 +299,8 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
     }),
     tenantExists: options.tenantExists ?? (async (tenantId) => tenants.has(tenantId.toLowerCase())),
     adminToken: ADMIN_TOKEN,
-    serviceToken: SERVICE_TOKEN,
+    // the token the contacts process calls the internal routes with
+    serviceCallers: parseServiceCallers(`contacts:${SERVICE_TOKEN}`),
     ...(options.dedupWindowMs === undefined ? {} : { dedupWindowMs: options.dedupWindowMs }),
     ...options.deps,
   });

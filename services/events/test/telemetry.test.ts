@@ -1,5 +1,6 @@
 // Telemetry of recording (STYLE: domain facts with units, never personal data): the
-// events.accepted and events.recorded counters by route, redis.failures (use dedup), and the
+// events.accepted and events.recorded counters by route, events.dedup.hits by store,
+// events.identity.unresolved and .resolution.duration, redis.failures (use dedup), and the
 // events.record span. Metrics and spans go to in-memory readers, as the SDK would export them.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { metrics, trace } from '@opentelemetry/api';
@@ -126,6 +127,64 @@ describe('recording telemetry', () => {
   });
 });
 
+/** The count of a histogram's data points whose attributes include `attributes`. */
+const countFor = async (name: string, attributes: Record<string, string>) => {
+  const { resourceMetrics } = await reader.collect();
+  return resourceMetrics.scopeMetrics
+    .flatMap((scope) => scope.metrics)
+    .filter((m) => m.descriptor.name === name)
+    .flatMap((m) => m.dataPoints as Array<DataPoint<{ count: number }>>)
+    .filter((p) => Object.entries(attributes).every(([k, v]) => p.attributes[k] === v))
+    .reduce((sum, p) => sum + p.value.count, 0);
+};
+
+describe('dedup and identity telemetry', () => {
+  it('when a dedupKey repeats in a request and the request is resent, then events.dedup.hits counts the first in the request and the second in Redis', async () => {
+    const { tenantId, token } = svc.newTenant();
+    const email = uniqueEmail();
+    await svc.contacts.createContact(tenantId, { email });
+    const request = await valueFor('events.dedup.hits', { route: 'by-email', store: 'request' });
+    const redis = await valueFor('events.dedup.hits', { route: 'by-email', store: 'redis' });
+    const event = { contactEmail: email, eventName: 'a', occurredAt: OCCURRED, dedupKey: 'k' };
+
+    expect((await svc.record('by-email', token, [event, event])).status).toBe(202);
+    expect((await svc.record('by-email', token, event)).status).toBe(202);
+
+    expect(await valueFor('events.dedup.hits', { route: 'by-email', store: 'request' })).toBe(
+      request + 1,
+    );
+    expect(await valueFor('events.dedup.hits', { route: 'by-email', store: 'redis' })).toBe(
+      redis + 1,
+    );
+    for (const point of (await metric('events.dedup.hits'))!.points) {
+      expect(Object.keys(point.attributes).sort()).toEqual(['route', 'store']);
+    }
+  });
+
+  it('when Events name nobody, then events.identity.unresolved counts the 422 items, and each lookup of contacts is timed', async () => {
+    const { token } = svc.newTenant();
+    const unresolved = await valueFor('events.identity.unresolved', { route: 'by-email' });
+    const lookups = await countFor('events.identity.resolution.duration', {
+      source: 'contacts',
+      outcome: 'ok',
+    });
+
+    const res = await svc.record('by-email', token, [
+      { contactEmail: uniqueEmail('nobody'), eventName: 'x', occurredAt: OCCURRED },
+      { contactEmail: uniqueEmail('nobody'), eventName: 'x', occurredAt: OCCURRED },
+    ]);
+
+    expect(res.status).toBe(422);
+    expect(await valueFor('events.identity.unresolved', { route: 'by-email' })).toBe(
+      unresolved + 2,
+    );
+    expect(
+      await countFor('events.identity.resolution.duration', { source: 'contacts', outcome: 'ok' }),
+    ).toBe(lookups + 1);
+    expect((await metric('events.identity.resolution.duration'))?.unit).toBe('s');
+  });
+});
+
 describe('dedup fast-path telemetry', () => {
   it('when Redis is down, then redis.failures counts the failures', async () => {
     const down = await startEventsService({ redisUrl: 'redis://127.0.0.1:9' });
@@ -146,6 +205,22 @@ describe('dedup fast-path telemetry', () => {
         before + 1,
       );
       expect((await metric('redis.failures'))?.unit).toBe('{error}');
+
+      // With the fast path away, PostgreSQL's claim finds the duplicate.
+      const postgresql = await valueFor('events.dedup.hits', {
+        route: 'by-contact-id',
+        store: 'postgresql',
+      });
+      const again = await down.record('by-contact-id', token, {
+        contactId: contact.id,
+        eventName: 'x',
+        occurredAt: OCCURRED,
+        dedupKey: 'k',
+      });
+      expect(again.status).toBe(202);
+      expect(
+        await valueFor('events.dedup.hits', { route: 'by-contact-id', store: 'postgresql' }),
+      ).toBe(postgresql + 1);
     } finally {
       await down.close();
     }

@@ -333,6 +333,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "email": "grace@example.com",
+         *       "name": "Grace Hopper"
+         *     }
+         */
         'application/json': {
           email: string & unknown;
           name?: string | null;
@@ -796,6 +802,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "8de267ff-f1e4-453a-b61e-e10841f987c9",
+           *       "email": "grace@example.com",
+           *       "name": "Grace Hopper",
+           *       "createdAt": "2026-11-23T09:42:44.054Z",
+           *       "updatedAt": "2026-11-23T09:42:44.054Z"
+           *     }
+           */
           'application/json': {
             /** Format: uuid */
             id: string;
@@ -956,6 +971,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "93e681c3-0d77-4bdc-b8c8-59297d6f3475",
+           *       "externalId": "user-1842",
+           *       "email": "ada@example.com",
+           *       "name": "Ada Lovelace",
+           *       "phone": "+442071234567",
+           *       "timeZone": "Europe/London",
+           *       "createdAt": "2026-11-23T09:42:27.346Z",
+           *       "updatedAt": "2026-11-23T09:42:27.346Z"
+           *     }
+           */
           'application/json': {
             /** Format: uuid */
             id: string;
@@ -1071,6 +1098,14 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "email": "ada@example.com",
+         *       "name": "Ada Lovelace",
+         *       "phone": "+442071234567",
+         *       "timeZone": "Europe/London"
+         *     }
+         */
         'application/json': {
           email: string & unknown;
           name?: string | null;
@@ -1534,6 +1569,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "93e681c3-0d77-4bdc-b8c8-59297d6f3475",
+           *       "externalId": "user-1842",
+           *       "email": "ada@example.com",
+           *       "name": "Ada Lovelace",
+           *       "phone": "+442071234567",
+           *       "timeZone": "Europe/London",
+           *       "createdAt": "2026-11-23T09:42:27.346Z",
+           *       "updatedAt": "2026-11-23T09:42:27.346Z"
+           *     }
+           */
           'application/json': {
             /** Format: uuid */
             id: string;
@@ -1940,6 +1987,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "93e681c3-0d77-4bdc-b8c8-59297d6f3475",
+           *       "externalId": "user-1842",
+           *       "email": "ada@example.com",
+           *       "name": "Ada Lovelace",
+           *       "phone": "+442071234567",
+           *       "timeZone": "Europe/London",
+           *       "createdAt": "2026-11-23T09:42:27.346Z",
+           *       "updatedAt": "2026-11-23T09:42:27.346Z"
+           *     }
+           */
           'application/json': {
             /** Format: uuid */
             id: string;
@@ -2286,6 +2345,19 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "contactId": "93e681c3-0d77-4bdc-b8c8-59297d6f3475",
+         *       "eventName": "order.completed",
+         *       "occurredAt": "2026-11-23T09:30:00.000Z",
+         *       "dedupKey": "order-5531",
+         *       "properties": {
+         *         "orderId": "5531",
+         *         "total": 42.5,
+         *         "currency": "EUR"
+         *       }
+         *     }
+         */
         'application/json':
           | {
               eventName: string;
@@ -2323,6 +2395,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "accepted": 1
+           *     }
+           */
           'application/json': {
             accepted: number;
           };
@@ -2337,6 +2414,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "event.occurredAt: must be an RFC 3339 date-time with an offset, e.g. 2026-03-04T05:06:07.123Z"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2422,6 +2505,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unresolved_identity",
+           *       "message": "1 event(s) name a contact or organization that does not exist; nothing was recorded",
+           *       "unresolved": [
+           *         {
+           *           "index": 1,
+           *           "eventName": "cart.viewed",
+           *           "contactId": null,
+           *           "contactExternalId": "user-9999",
+           *           "contactEmail": null,
+           *           "organizationExternalId": null
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['UnresolvedIdentity'];
         };
       };
@@ -2473,6 +2572,25 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example [
+         *       {
+         *         "contactEmail": "ada@example.com",
+         *         "eventName": "newsletter.opened",
+         *         "occurredAt": "2026-11-23T08:00:00.000Z",
+         *         "dedupKey": "nl-2026-47-ada"
+         *       },
+         *       {
+         *         "contactEmail": "ADA@example.com",
+         *         "eventName": "newsletter.clicked",
+         *         "occurredAt": "2026-11-23T08:01:10.000Z",
+         *         "dedupKey": "nl-2026-47-ada-click",
+         *         "properties": {
+         *           "link": "pricing"
+         *         }
+         *       }
+         *     ]
+         */
         'application/json':
           | {
               eventName: string;
@@ -2510,6 +2628,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "accepted": 1
+           *     }
+           */
           'application/json': {
             accepted: number;
           };
@@ -2524,6 +2647,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "event.occurredAt: must be an RFC 3339 date-time with an offset, e.g. 2026-03-04T05:06:07.123Z"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2609,6 +2738,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unresolved_identity",
+           *       "message": "1 event(s) name a contact or organization that does not exist; nothing was recorded",
+           *       "unresolved": [
+           *         {
+           *           "index": 1,
+           *           "eventName": "cart.viewed",
+           *           "contactId": null,
+           *           "contactExternalId": "user-9999",
+           *           "contactEmail": null,
+           *           "organizationExternalId": null
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['UnresolvedIdentity'];
         };
       };
@@ -2660,6 +2805,17 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "contactExternalId": "user-1842",
+         *       "eventName": "cart.viewed",
+         *       "occurredAt": "2026-11-23T09:31:00.000Z",
+         *       "dedupKey": "cart-7f3a",
+         *       "properties": {
+         *         "items": 3
+         *       }
+         *     }
+         */
         'application/json':
           | {
               eventName: string;
@@ -2697,6 +2853,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "accepted": 1
+           *     }
+           */
           'application/json': {
             accepted: number;
           };
@@ -2711,6 +2872,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "event.occurredAt: must be an RFC 3339 date-time with an offset, e.g. 2026-03-04T05:06:07.123Z"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2796,6 +2963,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unresolved_identity",
+           *       "message": "1 event(s) name a contact or organization that does not exist; nothing was recorded",
+           *       "unresolved": [
+           *         {
+           *           "index": 1,
+           *           "eventName": "cart.viewed",
+           *           "contactId": null,
+           *           "contactExternalId": "user-9999",
+           *           "contactEmail": null,
+           *           "organizationExternalId": null
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['UnresolvedIdentity'];
         };
       };
@@ -2847,6 +3030,19 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "organizationExternalId": "acme-eu",
+         *       "contactId": "93e681c3-0d77-4bdc-b8c8-59297d6f3475",
+         *       "eventName": "plan.upgraded",
+         *       "occurredAt": "2026-11-23T09:35:00.000Z",
+         *       "dedupKey": "plan-acme-eu-2026-11",
+         *       "properties": {
+         *         "from": "starter",
+         *         "to": "team"
+         *       }
+         *     }
+         */
         'application/json':
           | {
               eventName: string;
@@ -2884,6 +3080,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "accepted": 1
+           *     }
+           */
           'application/json': {
             accepted: number;
           };
@@ -2898,6 +3099,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "event.occurredAt: must be an RFC 3339 date-time with an offset, e.g. 2026-03-04T05:06:07.123Z"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2983,6 +3190,22 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unresolved_identity",
+           *       "message": "1 event(s) name a contact or organization that does not exist; nothing was recorded",
+           *       "unresolved": [
+           *         {
+           *           "index": 1,
+           *           "eventName": "cart.viewed",
+           *           "contactId": null,
+           *           "contactExternalId": "user-9999",
+           *           "contactEmail": null,
+           *           "organizationExternalId": null
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['UnresolvedIdentity'];
         };
       };
@@ -3117,6 +3340,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "accessToken": "eyJhbGciOiJFUzI1NiIsImtpZCI6ImhPUVlqdkZsU1Q2aCIsInR5cCI6ImF0K2p3dCJ9.eyJ0aWQiOiI3YTZmMjcxNC1lM2U3LTRkMjUtOGI2Zi00NDM3N2FjOGIzZWUiLCJjbGllbnRfaWQiOiJja18xb2g3TnJhWUZldmtreXd0dDVvUUFyIiwic2NvcGUiOiJldmVudHM6d3JpdGUgY29udGFjdHM6d3JpdGUgY29udGFjdHM6cmVhZCBjb250YWN0czpleHBvcnQgY29udGFjdHM6ZXJhc2UiLCJpc3MiOiJoZXJhbGQtYXV0aCIsImF1ZCI6ImhlcmFsZC1hcGkiLCJzdWIiOiJja18xb2g3TnJhWUZldmtreXd0dDVvUUFyIiwianRpIjoiYzA1Zjc0ODctYmMxMy00MjY2LTljMjktODQ0NWFhYjE3NzhjIiwiaWF0IjoxNzk1NDI2OTQ3LCJleHAiOjE3OTU0Mjc4NDd9.n_6Ur6V-gowvO6esCWKpCrjy1HNVxqm-dHpLJC8Hz_sN8AIQvNURNWgKJ2YESVa7_bAS2DpgsU1lWYjMxOdXJw",
+           *       "tokenType": "Bearer",
+           *       "expiresIn": 900
+           *     }
+           */
           'application/json': {
             accessToken: string;
             /** @constant */

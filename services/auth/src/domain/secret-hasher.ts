@@ -1,4 +1,5 @@
 import { errors } from '@herald/errors';
+import { meter } from '@herald/telemetry';
 import argon2 from 'argon2';
 
 /**
@@ -41,6 +42,16 @@ export function boundedHasher(
 ): SecretHasher {
   let running = 0;
   const waiting: (() => void)[] = [];
+  // Observed when metrics are collected: the queue an operator scales on.
+  const m = meter('herald.auth');
+  m.createObservableUpDownCounter('auth.hash.queue.depth', {
+    unit: '{request}',
+    description: 'Token exchanges waiting for an argon2 hash (beyond HASH_QUEUE: 503)',
+  }).addCallback((result) => result.observe(waiting.length));
+  m.createObservableUpDownCounter('auth.hash.active', {
+    unit: '{request}',
+    description: 'argon2 hashes running (at most HASH_CONCURRENCY)',
+  }).addCallback((result) => result.observe(running));
 
   async function slot<T>(work: () => Promise<T>): Promise<T> {
     if (running >= concurrency) {

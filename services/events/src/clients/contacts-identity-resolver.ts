@@ -5,6 +5,7 @@ import {
   type ResolveIdentitiesRequest,
 } from '@herald/internal-api';
 import type { IdentityResolver } from '../domain/identities.js';
+import { timedLookup } from './identity-metrics.js';
 
 /**
  * The contacts service's batch lookup (with the service token). Unreachable, a timeout or a 5xx
@@ -21,7 +22,12 @@ export function contactsIdentityResolver(options: {
     serviceName: 'the contacts service',
     timeoutMs: options.timeoutMs ?? 3_000,
   });
-  return async (tenantId, queries) => {
+  return (tenantId, queries) => timedLookup('contacts', () => resolve(tenantId, queries));
+
+  async function resolve(
+    tenantId: string,
+    queries: Parameters<IdentityResolver>[1],
+  ): ReturnType<IdentityResolver> {
     const request: ResolveIdentitiesRequest = { tenantId, items: [...queries] };
     const { status, text } = await contacts.call({
       method: 'POST',
@@ -38,5 +44,5 @@ export function contactsIdentityResolver(options: {
       throw new Error(`the contacts service answered ${items.length} items for ${queries.length}`);
     }
     return items;
-  };
+  }
 }

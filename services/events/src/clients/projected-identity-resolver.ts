@@ -2,6 +2,7 @@ import type { Pool } from '@herald/db';
 import { isUuid, type Logger } from '@herald/http';
 import { coalescedIdentityLookup } from '../data/contact-identities.js';
 import type { IdentityQuery, IdentityResolver, ResolvedIdentity } from '../domain/identities.js';
+import { timedLookup } from './identity-metrics.js';
 
 /** What one query asks the projection, when it may answer it at all. */
 type LocalQuery = { contactId: string } | { externalId: string };
@@ -47,12 +48,12 @@ export function projectedIdentityResolver(options: {
       ...new Set(local.flatMap((q) => (q && 'externalId' in q ? [q.externalId] : []))),
     ];
     if (ids.length > 0 || externalIds.length > 0) {
-      const known = await lookupContactIdentities(tenantId, ids, externalIds).catch(
-        (err: unknown) => {
-          options.logger?.warn({ err }, 'identity projection lookup failed; asking contacts');
-          return undefined;
-        },
-      );
+      const known = await timedLookup('projection', () =>
+        lookupContactIdentities(tenantId, ids, externalIds),
+      ).catch((err: unknown) => {
+        options.logger?.warn({ err }, 'identity projection lookup failed; asking contacts');
+        return undefined;
+      });
       if (known) {
         local.forEach((q, i) => {
           const contactId =

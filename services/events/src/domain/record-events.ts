@@ -55,6 +55,10 @@ export interface RecordingDeps {
 export interface RecordingMetrics {
   accepted: Counter;
   recorded: Counter;
+  /** Events skipped as duplicates, by where: `request`, `redis` (fast path), `postgresql`. */
+  dedupHits: Counter;
+  /** Events refused as unresolved (the items of a 422). */
+  unresolved: Counter;
 }
 
 /** Made when the app is built, from the meter provider registered by then. */
@@ -68,6 +72,16 @@ export function recordingMetrics(): RecordingMetrics {
     recorded: m.createCounter('events.recorded', {
       unit: '{event}',
       description: 'Events written (and announced); duplicates are not',
+    }),
+    dedupHits: m.createCounter('events.dedup.hits', {
+      unit: '{event}',
+      description:
+        'Events not written because their dedupKey was already claimed, by store: request (repeated in the request), redis (the fast path), postgresql (the authority)',
+    }),
+    unresolved: m.createCounter('events.identity.unresolved', {
+      unit: '{event}',
+      description:
+        'Events refused (422) because the Contact or organization they name does not exist or was erased meanwhile',
     }),
   };
 }
@@ -108,7 +122,10 @@ async function resolveAll(
   const unresolved = events.flatMap((event, index) =>
     isResolved(route, event, answers[index]!) ? [] : [unresolvedItem(index, event)],
   );
-  if (unresolved.length > 0) refuse(unresolved);
+  if (unresolved.length > 0) {
+    deps.metrics.unresolved.add(unresolved.length, { route });
+    refuse(unresolved);
+  }
   return events.map((event, index) => ({ index, event, contactId: answers[index]!.contactId }));
 }
 
@@ -119,6 +136,7 @@ async function resolveAll(
  */
 async function withoutKnownDuplicates(
   deps: RecordingDeps,
+  route: EventRoute,
   tenantId: string,
   events: readonly ResolvedEvent[],
 ): Promise<Candidate[]> {
@@ -134,10 +152,16 @@ async function withoutKnownDuplicates(
       firsts.push({ ...resolved, dedupKeyHash });
     }
   }
+  if (firsts.length < events.length) {
+    deps.metrics.dedupHits.add(events.length - firsts.length, { route, store: 'request' });
+  }
   const known = await deps.dedupCache.claimed(tenantId, [...hashes.keys()], [...hashes.values()]);
-  return known.size === 0
-    ? firsts
-    : firsts.filter(({ event }) => event.dedupKey === undefined || !known.has(event.dedupKey));
+  if (known.size === 0) return firsts;
+  const candidates = firsts.filter(
+    ({ event }) => event.dedupKey === undefined || !known.has(event.dedupKey),
+  );
+  deps.metrics.dedupHits.add(firsts.length - candidates.length, { route, store: 'redis' });
+  return candidates;
 }
 
 // Where the receivedAt goes in a message's JSON: it can only be the top-level key, since a quote
@@ -236,22 +260,28 @@ export function recordEvents(
     { 'herald.route': route, 'herald.event_count': events.length },
     async (span) => {
       const resolved = await resolveAll(deps, route, tenantId, events);
-      const candidates = await withoutKnownDuplicates(deps, tenantId, resolved);
+      const candidates = await withoutKnownDuplicates(deps, route, tenantId, resolved);
       let recorded = 0;
       if (candidates.length > 0) {
         const transaction = transactionOf(route, tenantId, candidates, resolved);
         const outcome = await deps.recorder.record(transaction);
         if (outcome.status === 'refused') {
-          refuse(
-            resolved
-              .filter((e) => e.contactId !== null && outcome.erased.has(e.contactId))
-              .map(({ index, event }) => unresolvedItem(index, event)),
-          );
+          const erased = resolved
+            .filter((e) => e.contactId !== null && outcome.erased.has(e.contactId))
+            .map(({ index, event }) => unresolvedItem(index, event));
+          deps.metrics.unresolved.add(erased.length, { route });
+          refuse(erased);
         }
         const written = transaction.events.filter(
           (e) => e.dedupKeyHash === null || outcome.won.has(e.dedupKeyHash),
         );
         recorded = written.length;
+        if (written.length < transaction.events.length) {
+          deps.metrics.dedupHits.add(transaction.events.length - written.length, {
+            route,
+            store: 'postgresql',
+          });
+        }
         const remainingMs = outcome.remainingMs - (performance.now() - outcome.committedAt);
         await deps.dedupCache.remember(
           tenantId,

@@ -1,6 +1,7 @@
 import { createPool, pingDatabase, type Pool } from '@herald/db';
 import { createHttpApp, createLogger, startServer, type Logger } from '@herald/http';
 import { createKafka, createProducer, type Producer } from '@herald/kafka';
+import { TOPICS } from '@herald/messages';
 import { createOutboxRelay, type OutboxRelay } from '@herald/outbox';
 import type { RelayConfig } from '../config.js';
 import { pruneDedupClaims } from '../data/dedup-pruning.js';
@@ -99,6 +100,7 @@ export async function startRelayProcess(
     producer,
     logger,
     name: OUTBOX_NAME,
+    topics: [TOPICS.eventsRecorded],
     ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
   });
 

@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import type { Express } from 'express';
-import { requireServiceToken } from '@herald/auth';
+import { requireServiceCaller, type ServiceCallers } from '@herald/auth';
 import type { Pool } from '@herald/db';
 import { mountRoutes, uuidParam, type Logger, type RouteHandlers } from '@herald/http';
 import { eraseContactEvents } from '../domain/erasure.js';
@@ -37,7 +37,8 @@ export interface InternalDeps {
 
 /**
  * The routes the contacts service calls for a Contact's GDPR export and erasure (docs/contacts.md,
- * docs/api-reference.md#export-and-erasure), with the service token; never routed by the public ingress.
+ * docs/api-reference.md#export-and-erasure), with its own service token; never routed by the public
+ * ingress.
  */
 export function internalHandlers(
   deps: InternalDeps,
@@ -75,7 +76,7 @@ export function internalHandlers(
 /** The internal routes alone, as the app mounts them (for tests of the contacts side). */
 export function mountInternalRoutes(
   app: Express,
-  deps: InternalDeps & { serviceToken: string },
+  deps: InternalDeps & { serviceCallers: ServiceCallers },
 ): void {
   const { exportContactEvents: exportRoute, eraseContactEvents: eraseRoute } = manifest.routes;
   mountRoutes(
@@ -85,6 +86,6 @@ export function mountInternalRoutes(
       prefixes: manifest.prefixes,
     },
     internalHandlers(deps),
-    { service: requireServiceToken(deps.serviceToken) },
+    { service: requireServiceCaller(deps.serviceCallers) },
   );
 }

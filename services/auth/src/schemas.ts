@@ -1,5 +1,5 @@
 import { PUBLISHABLE_KEY_SCOPES, SCOPES } from '@herald/auth';
-import { NOT_STORABLE, STORABLE_PATTERN, storable } from '@herald/http';
+import { NOT_STORABLE, storable } from '@herald/http';
 import { z } from 'zod';
 
 const name = z
@@ -8,7 +8,12 @@ const name = z
   .min(1)
   .max(256)
   .refine(storable, NOT_STORABLE)
-  .meta({ pattern: STORABLE_PATTERN });
+  // Trimmed first: a name of whitespace alone is too short. JavaScript's whitespace spelled out,
+  // so the document's pattern means the same everywhere.
+  .meta({
+    pattern:
+      '^[^\\u0000]*[^\\u0000\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff][^\\u0000]*$',
+  });
 
 /** Request shapes, validated at the edge. */
 export const createTenantBody = z.object({ name });

@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { createKafka, createProducer, type Producer } from '@herald/kafka';
 import { contactErasedMessage, TOPICS } from '@herald/messages';
 import { createOutboxRelay, type OutboxRelay } from '@herald/outbox';
+import { eraseContact } from '../src/domain/erasure.js';
 import {
   ensureContactsTopics,
   KAFKA_BROKERS,
@@ -399,4 +400,37 @@ describe('erase: the services holding data about the Contact', () => {
       expect(tombstones.rowCount).toBe(1);
     },
   );
+});
+
+describe('two erasures by id, the first committing between the second one’s two reads', () => {
+  it('when the Contact is gone by the time the second looks it up, then the second answers like a retry (no 404)', async () => {
+    const { tenantId, contact } = await arrange(svc);
+    const deps = {
+      contactDataServices: { baseUrls: [participant.url], serviceToken: SERVICE_TOKEN },
+    };
+    // The second erasure's pool: right after its tombstone check (none yet), the first erasure
+    // runs to its commit; the second then finds no Contact.
+    let first: Promise<void> | undefined;
+    const pausing = new Proxy(svc.pool, {
+      get(target, name, receiver) {
+        if (name !== 'query') return Reflect.get(target, name, receiver) as unknown;
+        return async (...args: Parameters<typeof target.query>) => {
+          const result = await (target.query as (...a: unknown[]) => Promise<unknown>)(...args);
+          if (first === undefined && String(args[0]).includes('contact_tombstones')) {
+            first = eraseContact({ ...deps, pool: svc.pool }, tenantId, { id: contact.id });
+            await first;
+          }
+          return result;
+        };
+      },
+    });
+    await expect(
+      eraseContact({ ...deps, pool: pausing }, tenantId, { id: contact.id }),
+    ).resolves.toBeUndefined();
+    expect(first).toBeDefined();
+    const tombstones = await svc.pool.query('select 1 from contact_tombstones where id = $1', [
+      contact.id,
+    ]);
+    expect(tombstones.rowCount).toBe(1);
+  });
 });

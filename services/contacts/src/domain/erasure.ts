@@ -55,9 +55,9 @@ async function eraseAtParticipants(
  * 3. one transaction: lock the row, delete it, drop its unsent outbox messages (they hold
  *    personal data), keep the bare id as a tombstone, enqueue the erasure's messages.
  *
- * Two erasures of one Contact at once: the second waits for the first's row lock and then finds
- * no row; by id it answers like a retry (204), by externalId like any externalId that names
- * nothing (404).
+ * Two erasures of one Contact at once: the second finds no row, before or after waiting for the
+ * first's row lock; by id it answers like a retry (204), by externalId like any externalId that
+ * names nothing (404).
  */
 export async function eraseContact(
   deps: { pool: Pool; contactDataServices: ContactDataServices },
@@ -65,10 +65,14 @@ export async function eraseContact(
   ref: ContactRef,
 ): Promise<void> {
   const { pool } = deps;
-  if ('id' in ref && isUuid(ref.id) && (await hasTombstone(pool, tenantId, ref.id))) {
-    return;
-  }
-  const contact = await findContact(pool, tenantId, ref);
+  const byId = 'id' in ref && isUuid(ref.id);
+  if (byId && (await hasTombstone(pool, tenantId, ref.id))) return;
+  const contact = await findContact(pool, tenantId, ref).catch(async (err: unknown) => {
+    // Another erasure may have committed between the tombstone check and this lookup.
+    if (byId && (await hasTombstone(pool, tenantId, ref.id))) return null;
+    throw err;
+  });
+  if (contact === null) return;
   await eraseAtParticipants(deps.contactDataServices, tenantId, contact.id);
   const erasedHere = await withTransaction(pool, async (client) => {
     const locked = await findContactById(client, tenantId, contact.id, { forUpdate: true });

@@ -1,7 +1,11 @@
 // `npm run chaos`: the fault suite. Each fault, one at a time, hits the local stack while a
 // steady load of Contact upserts and Events runs; after recovery an oracle reads PostgreSQL and
-// Kafka and counts lost, doubled and duplicated Events (docs/reliability.md).
+// Kafka and counts lost, doubled and duplicated Events (docs/reliability.md). `--soak` and
+// `--fuzz` run the long checks instead: the soak (chaos/soak.mjs) and the contract fuzzer.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { UsageError, commandLine, positiveInteger } from './lib/args.mjs';
+import { runSoak } from './chaos/soak.mjs';
 import { down, ingressUrl, up } from './stack/index.mjs';
 import {
   faultNames,
@@ -28,6 +32,8 @@ function faultList(indent) {
 
 const USAGE = `Usage: npm run chaos -- [--minutes N] [--only FAULT,...] [--rate N] [--lanes N]
                        [--no-build]
+       npm run chaos -- --soak [--minutes N] [--no-build]
+       npm run chaos -- --fuzz [--minutes N] [--no-build]
 
 Runs each fault against the local stack (started when needed) while a steady load of Contact
 upserts, single Events and arrays of up to 1,000 Events runs on all four Event routes, then
@@ -42,6 +48,12 @@ docs/reliability.md, or could not be carried out.
                   ${faultList(18)}
   --rate N        new requests a second at most (default 8)
   --lanes N       requests in flight at most (default 4)
+  --soak          instead of faults: steady load at half the measured capacity for --minutes
+                  (default 30), sampling memory, V8 heap, open files, PostgreSQL connections,
+                  outbox depth and age every 10 s; writes a CSV and a PNG under
+                  <data dir>/chaos/ and exits 1 when a series keeps growing
+  --fuzz          instead of faults: the contract fuzzer (npm run fuzz) for --minutes
+                  (default 10)
   --no-build      do not build before starting the stack
   -h, --help      this text
 
@@ -55,10 +67,16 @@ const { values } = commandLine(USAGE, {
     only: { type: 'string' },
     rate: { type: 'string', default: '8' },
     lanes: { type: 'string', default: '4' },
+    soak: { type: 'boolean', default: false },
+    fuzz: { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
   },
   check({ values }) {
     if (values.minutes !== undefined) positiveInteger('minutes', values.minutes);
+    if (values.soak && values.fuzz) throw new UsageError('--soak and --fuzz are separate runs');
+    if ((values.soak || values.fuzz) && values.only !== undefined) {
+      throw new UsageError('--only chooses faults; it does not go with --soak or --fuzz');
+    }
     positiveInteger('rate', values.rate);
     positiveInteger('lanes', values.lanes);
     if (values.only !== undefined) {
@@ -73,11 +91,32 @@ const { values } = commandLine(USAGE, {
   },
 });
 
+const log = (line) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
+
+if (values.soak || values.fuzz) {
+  const { started } = await up({ build: !values['no-build'], quiet: true });
+  let ok;
+  if (values.soak) {
+    const minutes = values.minutes === undefined ? 30 : Number(values.minutes);
+    log(`soak against ${ingressUrl} for ${minutes} min`);
+    ({ ok } = await runSoak({ minutes, log }));
+    log(ok ? 'soak: every series stayed flat' : 'soak: a series kept growing (FAIL above)');
+  } else {
+    const minutes = values.minutes === undefined ? 10 : Number(values.minutes);
+    const fuzz = spawnSync(
+      process.execPath,
+      [fileURLToPath(new URL('./fuzz.mjs', import.meta.url)), '--seconds', String(minutes * 60)],
+      { stdio: 'inherit' },
+    );
+    ok = fuzz.status === 0;
+  }
+  if (started.length > 0) await down({ only: started, quiet: true });
+  process.exit(ok ? 0 : 1);
+}
+
 const selected = values.only ? values.only.split(',').filter(Boolean) : faultNames;
 const profile =
   values.minutes === undefined ? profiles.short : profiles.minutes(Number(values.minutes));
-const log = (line) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
-
 // As `npm start`: what is not running starts, services older than their build restart.
 const { started } = await up({ build: !values['no-build'], quiet: true });
 const startedAt = Date.now();

@@ -1,5 +1,5 @@
 // The soak: steady load at half the measured capacity for a long while, sampling what would show
-// a leak (memory, open files, PostgreSQL connections) or a backlog (outbox depth, its oldest
+// a leak (memory, V8 heap, open files, PostgreSQL connections) or a backlog (outbox depth, its oldest
 // row's age) every 10 s. Writes the samples as CSV and a PNG of each series, and fails when a
 // series keeps growing: the fitted slope over the last two thirds of the run, projected over
 // that stretch, is larger than the series' own tolerance.
@@ -8,7 +8,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { memoryReading, stackPids } from '../bench/procstat.mjs';
 import { renderPng } from '../bench/chart.mjs';
-import { databaseUrl, dataDir } from '../stack/index.mjs';
+import { databaseUrl, dataDir, services } from '../stack/index.mjs';
 import { newTenant } from './api.mjs';
 import { createDriver } from './driver.mjs';
 
@@ -22,6 +22,7 @@ const TESTED_SHARE = 2 / 3;
  */
 const TOLERANCE = {
   rss: { floor: 24, share: 0.25, unit: 'MiB' },
+  heap: { floor: 16, share: 0.25, unit: 'MiB' },
   fds: { floor: 16, share: 0.25, unit: 'files' },
   connections: { floor: 4, share: 0.25, unit: 'connections' },
   outbox: { floor: 500, share: 0.5, unit: 'rows' },
@@ -66,11 +67,43 @@ export function growthVerdict(kind, samples) {
   return { growth, allowed, unit, ok: growth <= allowed };
 }
 
+/**
+ * A process's V8 heap in use (MiB), the sum of `v8js_memory_heap_used` over its heap spaces as
+ * its metrics endpoint serves it; null when the endpoint does not answer (restarting).
+ */
+export function heapUsedMiB(exposition) {
+  let bytes = 0;
+  let seen = false;
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith('v8js_memory_heap_used')) continue;
+    const match = /^v8js_memory_heap_used(?:\{[^}]*\})? ([0-9.eE+-]+)/.exec(line);
+    if (match) {
+      bytes += Number(match[1]);
+      seen = true;
+    }
+  }
+  return seen ? bytes / 2 ** 20 : null;
+}
+
+async function heapSample(service) {
+  try {
+    const res = await fetch(service.metricsUrl, { signal: AbortSignal.timeout(2000) });
+    return res.ok ? heapUsedMiB(await res.text()) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** One sample of every series: `{name: value}` with names like `rss:events`. */
 async function sample(pids, client) {
   const values = {};
+  for (const service of services) {
+    const mib = await heapSample(service);
+    if (mib !== null) values[`heap:${service.name}`] = mib;
+  }
   for (const [component, mib] of Object.entries(memoryReading(pids))) {
-    if (mib !== null) values[`rss:${component}`] = mib;
+    // NaN: a child that exited while being read (Redis's rewrite fork): no sample this time.
+    if (mib !== null && Number.isFinite(mib)) values[`rss:${component}`] = mib;
   }
   for (const [component, pid] of Object.entries(pids)) {
     try {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { renderPng } from '../bench/chart.mjs';
-import { growthVerdict, slope, soakSvg, toCsv } from './soak.mjs';
+import { growthVerdict, heapUsedMiB, slope, soakSvg, toCsv } from './soak.mjs';
 
 const series = (f, n = 60) => Array.from({ length: n }, (_, i) => ({ t: i * 10, value: f(i) }));
 
@@ -91,4 +91,17 @@ test('the picture draws each series, a growing one in red', async () => {
   }
   assert.ok(red > 100, `red pixels: ${red}`);
   assert.ok(green > 100, `green pixels: ${green}`);
+});
+
+test('the heap is the sum of v8js_memory_heap_used over its spaces', () => {
+  const exposition = [
+    '# HELP v8js_memory_heap_used Heap Memory size allocated.',
+    '# TYPE v8js_memory_heap_used gauge',
+    'v8js_memory_heap_used{v8js_heap_space_name="new_space",otel_scope_name="x"} 1048576',
+    'v8js_memory_heap_used{v8js_heap_space_name="old_space",otel_scope_name="x"} 3145728',
+    'v8js_memory_heap_used_other 99',
+    'v8js_memory_heap_space_size{v8js_heap_space_name="old_space"} 8388608',
+  ].join('\n');
+  assert.equal(heapUsedMiB(exposition), 4);
+  assert.equal(heapUsedMiB('http_server_request_duration_count 3'), null);
 });

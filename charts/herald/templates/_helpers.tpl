@@ -243,6 +243,10 @@ process owns and that has no Secret of its own.
 {{- with $root.Values.telemetry.resourceAttributes }}
 {{- $_ := set $data "OTEL_RESOURCE_ATTRIBUTES" . }}
 {{- end }}
+{{- /* TLS and users of the backends it uses (backends.*, _backends.tpl) */}}
+{{- range $key, $value := include "herald.backendConfig" (list $root $process) | fromYaml }}
+{{- $_ := set $data $key $value }}
+{{- end }}
 {{- range $key, $value := $settings.env }}
 {{- $_ := set $data $key (toString $value) }}
 {{- end }}

@@ -83,6 +83,9 @@ export const urlList = () =>
     )
     .pipe(z.array(z.url()));
 
+/** An optional switch: `true` or `false` (also 1/0, yes/no, on/off); unset stays undefined. */
+export const flag = () => z.stringbool({ error: 'must be true or false' }).optional();
+
 export const logLevel = z
   .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   .default('info');
@@ -104,4 +107,5 @@ export const httpServerEnv = (defaultPort: number) => ({
   SHUTDOWN_TIMEOUT_MS: int(10_000),
 });
 
+export { caFile, readCaFile } from './certificates.js';
 export { z };

@@ -1,3 +1,11 @@
+export {
+  databaseConnection,
+  databaseEnv,
+  DATABASE_SSL_MODES,
+  type DatabaseConfig,
+  type DatabaseConnection,
+  type DatabaseSslMode,
+} from './connection.js';
 export { migrateDatabase, MigrationError, runMigrations } from './migrations.js';
 export {
   createPool,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { DatabaseConnection } from './connection.js';
 import { createPool, type Pool } from './pool.js';
 
 // One arbitrary constant: replicas starting together take turns instead of racing.
@@ -84,17 +85,19 @@ export async function runMigrations(
 }
 
 /**
- * The whole migration step of a service's setup command (a Job in Kubernetes): connect, apply
- * `directory`, log, disconnect.
+ * The whole migration step of a service's setup command (a Job in Kubernetes): connect (with
+ * the connection of databaseConnection), apply `directory`, log, disconnect.
  */
-export async function migrateDatabase(options: {
-  databaseUrl: string;
-  directory: string;
-  applicationName: string;
-  logger: Logger;
-}): Promise<string[]> {
+export async function migrateDatabase(
+  options: DatabaseConnection & {
+    directory: string;
+    applicationName: string;
+    logger: Logger;
+  },
+): Promise<string[]> {
   const pool = createPool({
-    connectionString: options.databaseUrl,
+    connectionString: options.connectionString,
+    ssl: options.ssl,
     applicationName: options.applicationName,
   });
   try {

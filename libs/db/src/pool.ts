@@ -1,3 +1,5 @@
+import type { ConnectionOptions } from 'node:tls';
+import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
 import pg from 'pg';
 import { observePool } from './pool-metrics.js';
 
@@ -6,6 +8,11 @@ export type PoolClient = pg.PoolClient;
 
 export interface PoolOptions {
   connectionString: string;
+  /**
+   * TLS: false for plain, or the options of the TLS connection (databaseConnection makes both
+   * from a process's variables). Unset, node-postgres reads the URL's own parameters.
+   */
+  ssl?: false | ConnectionOptions;
   /** Shown in pg_stat_activity, so an operator sees which service holds a connection. */
   applicationName: string;
   max?: number;
@@ -22,6 +29,7 @@ export function createPool(options: PoolOptions): Pool {
   const max = options.max ?? 10;
   const pool = new pg.Pool({
     connectionString: options.connectionString,
+    ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
     application_name: options.applicationName,
     max,
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
@@ -83,7 +91,7 @@ export async function withTransaction<T>(
   const attempts = options.attempts ?? 3;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await runOnce(pool, fn);
+      return await traced((span) => runOnce(pool, fn, span));
     } catch (err) {
       const code = (err as { code?: unknown } | null)?.code;
       if (attempt >= attempts || typeof code !== 'string' || !retryable.has(code)) throw err;
@@ -91,8 +99,42 @@ export async function withTransaction<T>(
   }
 }
 
-async function runOnce<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+const tracer = trace.getTracer('@herald/db');
+
+/**
+ * A transaction inside a sampled trace is a span of it (`db.transaction`, from the wait for a
+ * connection to the commit), so a request's trace shows its write even with the pg
+ * instrumentation off; statements and values are never recorded. Outside one, nothing is
+ * created: background loops begin no trace of their own.
+ */
+function traced<T>(run: (span?: Span) => Promise<T>): Promise<T> {
+  if (!trace.getSpan(context.active())?.isRecording()) return run();
+  return tracer.startActiveSpan(
+    'db.transaction',
+    { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql' } },
+    async (span) => {
+      try {
+        return await run(span);
+      } catch (err) {
+        const code = (err as { code?: unknown } | null)?.code;
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        if (typeof code === 'string') span.setAttribute('db.response.status_code', code);
+        throw err;
+      } finally {
+        span.end();
+      }
+    },
+  );
+}
+
+async function runOnce<T>(
+  pool: Pool,
+  fn: (client: PoolClient) => Promise<T>,
+  span?: Span,
+): Promise<T> {
   const client = await pool.connect();
+  const database = (client as { database?: unknown }).database;
+  if (span && typeof database === 'string') span.setAttribute('db.namespace', database);
   // A connection whose rollback failed is destroyed rather than handed to the next caller.
   let broken: Error | undefined;
   try {

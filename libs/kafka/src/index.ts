@@ -1,5 +1,7 @@
+import type { ConnectionOptions } from 'node:tls';
 import { metrics } from '@opentelemetry/api';
 import { Kafka, logLevel, type LogEntry, type Producer } from 'kafkajs';
+import type { KafkaSasl } from './connection.js';
 
 export type { Consumer, Producer, Kafka, ITopicConfig } from 'kafkajs';
 export {
@@ -12,6 +14,15 @@ export {
   type ReconciledSetting,
   type TopicConfig,
 } from './topics.js';
+export {
+  kafkaConnection,
+  kafkaEnv,
+  KAFKA_SASL_MECHANISMS,
+  type KafkaConfig,
+  type KafkaConnection,
+  type KafkaSasl,
+  type KafkaSaslMechanism,
+} from './connection.js';
 
 interface Logger {
   error(obj: object, msg?: string): void;
@@ -25,6 +36,10 @@ export interface KafkaOptions {
   brokers: readonly string[];
   clientId: string;
   logger?: Logger;
+  /** TLS to the brokers: true for Node's trusted CAs, or options such as a PEM `ca`. */
+  ssl?: boolean | ConnectionOptions;
+  /** A SASL user (PLAIN or SCRAM), for brokers that ask for one. */
+  sasl?: KafkaSasl;
 }
 
 /**
@@ -39,9 +54,16 @@ export function createKafka(options: KafkaOptions): Kafka {
     unit: '{error}',
     description: 'Errors the Kafka client logged (attribute namespace: the kafkajs part)',
   });
+  // The parts that log a broker's failures, there from the start at 0: a rate over them reads 0
+  // rather than nothing. Others appear when they first log an error.
+  for (const namespace of ['Connection', 'BrokerPool', 'Producer', 'Consumer']) {
+    clientErrors.add(0, { namespace });
+  }
   return new Kafka({
     clientId: options.clientId,
     brokers: [...options.brokers],
+    ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
+    ...(options.sasl === undefined ? {} : { sasl: options.sasl }),
     connectionTimeout: 3_000,
     requestTimeout: 10_000,
     // At most 5 s between two attempts (kafkajs's default is 30 s): a send or connect that

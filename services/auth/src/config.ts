@@ -5,7 +5,8 @@ import {
   refuseSharedTokens,
   serviceCallersEnv,
 } from '@herald/auth';
-import { httpServerEnv, loadConfig, secret, url, z } from '@herald/config';
+import { httpServerEnv, loadConfig, secret, z } from '@herald/config';
+import { databaseEnv } from '@herald/db';
 import { redisEnv } from '@herald/redis';
 import {
   DEFAULT_EXCHANGE_GUARD_LIMITS as DEFAULT_GUARD,
@@ -15,15 +16,13 @@ import {
 export const DEFAULT_PORT = 18081;
 
 /** What the migration command needs too. */
-const databaseEnv = {
-  DATABASE_URL: url('postgres://herald@127.0.0.1:55432/herald_auth'),
-};
+const setupEnv = databaseEnv('postgres://herald@127.0.0.1:55432/herald_auth');
 
 /** Every variable the service reads; its manifest lists them from here. */
 export const configSchema = z
   .object({
     ...httpServerEnv(DEFAULT_PORT),
-    ...databaseEnv,
+    ...setupEnv,
     DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
     ...adminTokenEnv,
     /** Who may call the internal routes (Tenant lookups, the revocation list); auth calls none. */
@@ -67,7 +66,7 @@ export function loadAuthConfig(env: Record<string, string | undefined> = process
 }
 
 export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {
-  return loadConfig(z.object(databaseEnv), env);
+  return loadConfig(z.object(setupEnv), env);
 }
 
 export function exchangeGuardLimits(config: AuthConfig): ExchangeGuardLimits {

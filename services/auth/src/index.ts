@@ -1,6 +1,6 @@
 // Started as `node --import @herald/telemetry/register dist/index.js`, so telemetry is
 // running before any module here loads.
-import { createPool } from '@herald/db';
+import { createPool, databaseConnection } from '@herald/db';
 import { createLogger, startServer } from '@herald/http';
 import { redisFromConfig } from '@herald/redis';
 import { shutdownTelemetry } from '@herald/telemetry';
@@ -12,8 +12,10 @@ import { createTokenSigner } from './domain/signing-keys.js';
 
 const config = loadAuthConfig();
 const logger = createLogger({ service: 'auth', level: config.LOG_LEVEL });
+// TLS as DATABASE_SSL_MODE and DATABASE_CA_FILE say; a mistake in them stops the start here.
+const database = databaseConnection(config);
 const pool = createPool({
-  connectionString: config.DATABASE_URL,
+  ...database,
   applicationName: 'herald-auth',
   max: config.DATABASE_POOL_MAX,
 });
@@ -23,7 +25,7 @@ const signer = await createTokenSigner({
   audience: config.AUTH_AUDIENCE,
 });
 // Connects in the background; while Redis is away, failed exchanges are not limited.
-const redis = redisFromConfig(config);
+const redis = redisFromConfig(config, { logger });
 const app = await createApp({
   pool,
   logger,

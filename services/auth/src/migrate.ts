@@ -1,11 +1,11 @@
 // Applies this service's migrations; run before the service starts (a Job in Kubernetes).
 import { fileURLToPath } from 'node:url';
-import { migrateDatabase } from '@herald/db';
+import { databaseConnection, migrateDatabase } from '@herald/db';
 import { createLogger } from '@herald/http';
 import { loadMigrationConfig } from './config.js';
 
 await migrateDatabase({
-  databaseUrl: loadMigrationConfig().DATABASE_URL,
+  ...databaseConnection(loadMigrationConfig()),
   directory: fileURLToPath(new URL('../migrations', import.meta.url)),
   applicationName: 'herald-auth-migrate',
   logger: createLogger({ service: 'auth-migrate' }),

@@ -4,15 +4,17 @@ import {
   serviceCallersEnv,
   serviceTokenEnv,
 } from '@herald/auth';
-import { httpServerEnv, int, list, loadConfig, url, z } from '@herald/config';
+import { httpServerEnv, int, loadConfig, url, z } from '@herald/config';
+import { databaseEnv } from '@herald/db';
+import { kafkaEnv } from '@herald/kafka';
 import { redisEnv } from '@herald/redis';
 
 export const DEFAULT_PORT = 18084;
 
 /** What the migration command needs too. */
 const setupEnv = {
-  DATABASE_URL: url('postgres://herald@127.0.0.1:55432/herald_billing'),
-  KAFKA_BROKERS: list('127.0.0.1:59092'),
+  ...databaseEnv('postgres://herald@127.0.0.1:55432/herald_billing'),
+  ...kafkaEnv,
 };
 
 /** Every variable the service reads; its manifest lists them from here. */

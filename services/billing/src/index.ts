@@ -1,9 +1,9 @@
 // Started as `node --import @herald/telemetry/register dist/index.js`, so telemetry is
 // running before any module here loads.
 import { authTenantDirectory } from '@herald/auth';
-import { createPool } from '@herald/db';
+import { createPool, databaseConnection } from '@herald/db';
 import { createLogger, startServer } from '@herald/http';
-import { createKafka, createProducer } from '@herald/kafka';
+import { createKafka, createProducer, kafkaConnection } from '@herald/kafka';
 import { createOutboxRelay } from '@herald/outbox';
 import { redisFromConfig } from '@herald/redis';
 import { shutdownTelemetry } from '@herald/telemetry';
@@ -14,13 +14,15 @@ import { manifest } from './service.js';
 
 const config = loadBillingConfig();
 const logger = createLogger({ service: 'billing', level: config.LOG_LEVEL });
+// TLS as DATABASE_SSL_MODE and DATABASE_CA_FILE say; a mistake in them stops the start here.
+const database = databaseConnection(config);
 const pool = createPool({
-  connectionString: config.DATABASE_URL,
+  ...database,
   applicationName: 'herald-billing',
   max: config.DATABASE_POOL_MAX,
 });
 // Connects in the background and reconnects forever; the mirror's loop catches up after.
-const redis = redisFromConfig(config);
+const redis = redisFromConfig(config, { logger });
 const mirror = createSubscriptionMirror({ pool, redis, logger });
 const app = createApp({
   pool,
@@ -37,7 +39,7 @@ const app = createApp({
 
 // Subscription changes leave through the outbox: committed with the change, published after.
 const producer = createProducer(
-  createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'herald-billing', logger }),
+  createKafka({ ...kafkaConnection(config), clientId: 'herald-billing', logger }),
 );
 const relay = createOutboxRelay({
   pool,

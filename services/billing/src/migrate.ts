@@ -1,22 +1,22 @@
 // Prepares what this service owns before it starts (a Job in Kubernetes): its database schema
 // and its Kafka topic (from @herald/messages, the one list of topics).
 import { fileURLToPath } from 'node:url';
-import { migrateDatabase } from '@herald/db';
+import { databaseConnection, migrateDatabase } from '@herald/db';
 import { createLogger } from '@herald/http';
-import { createKafka, ensureTopics } from '@herald/kafka';
+import { createKafka, ensureTopics, kafkaConnection } from '@herald/kafka';
 import { topicSpecs, TOPICS } from '@herald/messages';
 import { loadMigrationConfig } from './config.js';
 
 const config = loadMigrationConfig();
 const logger = createLogger({ service: 'billing-migrate' });
 await migrateDatabase({
-  databaseUrl: config.DATABASE_URL,
+  ...databaseConnection(config),
   directory: fileURLToPath(new URL('../migrations', import.meta.url)),
   applicationName: 'herald-billing-migrate',
   logger,
 });
 const kafka = createKafka({
-  brokers: config.KAFKA_BROKERS,
+  ...kafkaConnection(config),
   clientId: 'herald-billing-migrate',
   logger,
 });

@@ -4,7 +4,9 @@ import {
   serviceCallersEnv,
   serviceTokenEnv,
 } from '@herald/auth';
-import { httpServerEnv, list, loadConfig, url, urlList, z } from '@herald/config';
+import { httpServerEnv, loadConfig, urlList, z } from '@herald/config';
+import { databaseEnv } from '@herald/db';
+import { kafkaEnv } from '@herald/kafka';
 import { publicApiEnv } from '@herald/policy';
 import { redisEnv } from '@herald/redis';
 
@@ -12,8 +14,8 @@ export const DEFAULT_PORT = 18082;
 
 /** What the migration command needs too. */
 const setupEnv = {
-  DATABASE_URL: url('postgres://herald@127.0.0.1:55432/herald_contacts'),
-  KAFKA_BROKERS: list('127.0.0.1:59092'),
+  ...databaseEnv('postgres://herald@127.0.0.1:55432/herald_contacts'),
+  ...kafkaEnv,
 };
 
 const MINUTE_MS = 60_000;

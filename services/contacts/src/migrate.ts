@@ -2,22 +2,22 @@
 // and its Kafka topics (from @herald/messages, the one list of topics), created with their
 // settings, which are enforced again on topics that exist already (src/topics.ts).
 import { fileURLToPath } from 'node:url';
-import { migrateDatabase } from '@herald/db';
+import { databaseConnection, migrateDatabase } from '@herald/db';
 import { createLogger } from '@herald/http';
-import { createKafka, ensureTopics } from '@herald/kafka';
+import { createKafka, ensureTopics, kafkaConnection } from '@herald/kafka';
 import { loadMigrationConfig } from './config.js';
 import { contactsTopics } from './topics.js';
 
 const config = loadMigrationConfig();
 const logger = createLogger({ service: 'contacts-migrate' });
 await migrateDatabase({
-  databaseUrl: config.DATABASE_URL,
+  ...databaseConnection(config),
   directory: fileURLToPath(new URL('../migrations', import.meta.url)),
   applicationName: 'herald-contacts-migrate',
   logger,
 });
 const kafka = createKafka({
-  brokers: config.KAFKA_BROKERS,
+  ...kafkaConnection(config),
   clientId: 'herald-contacts-migrate',
   logger,
 });

@@ -4,7 +4,9 @@ import {
   serviceCallersEnv,
   serviceTokenEnv,
 } from '@herald/auth';
-import { httpServerEnv, list, loadConfig, url, z } from '@herald/config';
+import { httpServerEnv, loadConfig, url, z } from '@herald/config';
+import { databaseEnv } from '@herald/db';
+import { kafkaEnv } from '@herald/kafka';
 import { publicApiEnv } from '@herald/policy';
 import { redisEnv } from '@herald/redis';
 
@@ -13,8 +15,8 @@ const DEFAULT_RELAY_PORT = 18085;
 
 /** What the migration command and the relay need too. */
 const setupEnv = {
-  DATABASE_URL: url('postgres://herald@127.0.0.1:55432/herald_events'),
-  KAFKA_BROKERS: list('127.0.0.1:59092'),
+  ...databaseEnv('postgres://herald@127.0.0.1:55432/herald_events'),
+  ...kafkaEnv,
 };
 
 const HOUR_MS = 60 * 60_000;

@@ -1,7 +1,7 @@
 // Started as `node --import @herald/telemetry/register dist/index.js`, so telemetry is
 // running before any module here loads. The outbox relay is its own process (relay/main.ts).
 import { authTenantDirectory } from '@herald/auth';
-import { createPool } from '@herald/db';
+import { createPool, databaseConnection } from '@herald/db';
 import { createLogger, startServer } from '@herald/http';
 import { startPublicApi } from '@herald/policy';
 import { redisFromConfig } from '@herald/redis';
@@ -14,21 +14,23 @@ import { projectedIdentityResolver } from './clients/projected-identity-resolver
 
 const config = loadEventsConfig();
 const logger = createLogger({ service: 'events', level: config.LOG_LEVEL });
+// TLS as DATABASE_SSL_MODE and DATABASE_CA_FILE say; a mistake in them stops the start here.
+const database = databaseConnection(config);
 const pool = createPool({
-  connectionString: config.DATABASE_URL,
+  ...database,
   applicationName: 'herald-events',
   max: config.DATABASE_POOL_MAX,
 });
 // The Contact exports' own connections, one per export streaming at most (EXPORT_MAX_CONCURRENT):
 // a slowly read export holds its connection for long, and must never hold one recording needs.
 const exportPool = createPool({
-  connectionString: config.DATABASE_URL,
+  ...database,
   applicationName: 'herald-events-export',
   max: config.EXPORT_MAX_CONCURRENT,
 });
 // Connects in the background and reconnects forever; while it is away, dedup is PostgreSQL's
 // and the rate budgets are not enforced (fail open).
-const redis = redisFromConfig(config);
+const redis = redisFromConfig(config, { logger });
 const publicApi = await startPublicApi(config, { redis, logger });
 const app = createApp({
   pool,

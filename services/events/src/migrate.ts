@@ -2,22 +2,22 @@
 // and its Kafka topic (from @herald/messages, the one list of topics), created with its
 // settings, which are enforced again when it exists already (src/topics.ts).
 import { fileURLToPath } from 'node:url';
-import { migrateDatabase } from '@herald/db';
+import { databaseConnection, migrateDatabase } from '@herald/db';
 import { createLogger } from '@herald/http';
-import { createKafka, ensureTopics } from '@herald/kafka';
+import { createKafka, ensureTopics, kafkaConnection } from '@herald/kafka';
 import { loadMigrationConfig } from './config.js';
 import { eventsTopics } from './topics.js';
 
 const config = loadMigrationConfig();
 const logger = createLogger({ service: 'events-migrate' });
 await migrateDatabase({
-  databaseUrl: config.DATABASE_URL,
+  ...databaseConnection(config),
   directory: fileURLToPath(new URL('../migrations', import.meta.url)),
   applicationName: 'herald-events-migrate',
   logger,
 });
 const kafka = createKafka({
-  brokers: config.KAFKA_BROKERS,
+  ...kafkaConnection(config),
   clientId: 'herald-events-migrate',
   logger,
 });

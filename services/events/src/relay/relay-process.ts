@@ -1,6 +1,6 @@
-import { createPool, pingDatabase, type Pool } from '@herald/db';
+import { createPool, databaseConnection, pingDatabase, type Pool } from '@herald/db';
 import { createHttpApp, createLogger, startServer, type Logger } from '@herald/http';
-import { createKafka, createProducer, type Producer } from '@herald/kafka';
+import { createKafka, createProducer, kafkaConnection, type Producer } from '@herald/kafka';
 import { TOPICS } from '@herald/messages';
 import { createOutboxRelay, type OutboxRelay } from '@herald/outbox';
 import type { RelayConfig } from '../config.js';
@@ -82,7 +82,7 @@ export async function startRelayProcess(
   const logger =
     options.logger ?? createLogger({ service: 'events-relay', level: config.LOG_LEVEL });
   const pool = createPool({
-    connectionString: config.DATABASE_URL,
+    ...databaseConnection(config),
     applicationName: 'herald-events-relay',
     // One for the batch in flight, one for the metrics or the lag log, one for pruning, /readyz,
     // one for the contact identity consumer.
@@ -90,7 +90,7 @@ export async function startRelayProcess(
   });
   // Not connected here: the relay connects it before its first send, and again after a failure.
   const kafka = createKafka({
-    brokers: config.KAFKA_BROKERS,
+    ...kafkaConnection(config),
     clientId: 'herald-events-relay',
     logger,
   });

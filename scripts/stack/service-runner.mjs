@@ -12,6 +12,8 @@ import {
   repoRoot,
   runDir,
   stackServices,
+  traceSampleRatio,
+  tracesUrl,
 } from './config.mjs';
 import { stackSecrets } from './secrets.mjs';
 import { StackError, say } from './output.mjs';
@@ -62,8 +64,30 @@ export function stackVariables(name) {
     .filter((s) => s.holdsContactData && exists(s.entryPath))
     .map((s) => s.url)
     .join(',');
-  // The SDK always runs: it serves the Prometheus endpoint. Traces and logs are exported only
-  // when OTEL_EXPORTER_OTLP_ENDPOINT (or an OTEL_*_EXPORTER) in the caller's shell asks for them.
+  // The SDK always runs: it serves the Prometheus endpoint. Spans go to the stack's trace
+  // receiver; logs are exported only when OTEL_LOGS_EXPORTER in the caller's shell asks for it.
+  return { ...vars, ...tracingVariables() };
+}
+
+/**
+ * Tracing in the local stack: spans exported over OTLP/HTTP (the SDK's default protobuf) to the
+ * trace receiver, sampled parent-based with HERALD_TRACE_SAMPLE_RATIO (default 0) for the traces
+ * a service begins itself. So by default only a request sent with a sampled `traceparent` is
+ * traced, with everything it causes, and the rest costs what unsampled tracing costs. Batches go
+ * out every second rather than every 5 s, for a person waiting to see a trace. A caller whose
+ * shell names its own collector (OTEL_EXPORTER_OTLP_ENDPOINT) keeps it for traces too; any of
+ * these variables set in the caller's shell wins, as for every stack variable.
+ */
+export function tracingVariables(env = process.env) {
+  const vars = {
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: String(traceSampleRatio),
+    OTEL_BSP_SCHEDULE_DELAY: '1000',
+  };
+  if (!env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim()) {
+    vars.OTEL_TRACES_EXPORTER = 'otlp';
+    vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${tracesUrl}/v1/traces`;
+  }
   return vars;
 }
 

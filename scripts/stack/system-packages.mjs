@@ -40,6 +40,8 @@ function findJava() {
 /**
  * What each component needs: a finder and the Debian package that provides it.
  * `java` must be 17 or newer for Kafka 4 (Debian 12's default-jre-headless is 17).
+ * `daemon`: the package's own system service, which the stack never wants beside its own
+ * process: kept off after installing (see disableDaemon).
  */
 const REQUIREMENTS = {
   postgres: { find: findPostgresBin, apt: 'postgresql' },
@@ -49,6 +51,9 @@ const REQUIREMENTS = {
   nginx: { find: () => which('nginx', SBIN), apt: 'nginx' },
   java: { find: findJava, apt: 'default-jre-headless' },
   mvn: { find: () => which('mvn'), apt: 'maven' },
+  prometheus: { find: () => which('prometheus'), apt: 'prometheus', daemon: 'prometheus' },
+  // Checks the rendered config and rules before a start or reload (same package).
+  promtool: { find: () => which('promtool'), apt: 'prometheus' },
 };
 
 export function findBinaries(requirements = REQUIREMENTS) {
@@ -109,6 +114,8 @@ export async function ensureSystemPackages({
       env,
       timeoutMs: 20 * 60000,
     });
+    const daemons = new Set(missing.map((n) => requirements[n].daemon).filter(Boolean));
+    for (const daemon of daemons) await disableDaemon(daemon);
   } catch (err) {
     throw new StackError('system-packages', `apt-get failed (${command}): ${err.message}`);
   } finally {
@@ -121,6 +128,26 @@ export async function ensureSystemPackages({
     throw new StackError('system-packages', `still missing after apt-get: ${still.join(', ')}`);
   }
   return found;
+}
+
+/**
+ * Keeps a freshly installed package's system service off: policy-rc.d only stops it from starting
+ * during the install, while its maintainer script enables it for every boot (on its default,
+ * public port). Disables the systemd unit and the init script, and stops the service should a
+ * policy that allows starts have let it run. The stack's own process has its own pid file and
+ * user, so the init script's stop never reaches it.
+ */
+async function disableDaemon(name) {
+  const helper = which('deb-systemd-helper');
+  if (helper) await run(helper, ['disable', `${name}.service`], { check: false });
+  const initScript = `/etc/init.d/${name}`;
+  const updateRcd = which('update-rc.d', SBIN);
+  if (exists(initScript) && updateRcd) await run(updateRcd, [name, 'disable'], { check: false });
+  if (exists('/run/systemd/system') && which('systemctl')) {
+    await run('systemctl', ['stop', `${name}.service`], { check: false, timeoutMs: 60000 });
+  } else if (exists(initScript)) {
+    await run(initScript, ['stop'], { check: false, timeoutMs: 60000 });
+  }
 }
 
 /** The major version of a java executable (17 for "17.0.15"). */

@@ -1,6 +1,7 @@
 import type { Express, Request, RequestHandler, Response } from 'express';
 import type { RouteParameters } from 'express-serve-static-core';
 import { methodNotAllowed } from '@herald/errors';
+import { setHttpRoute } from '@herald/telemetry';
 import { jsonBody } from './body.js';
 import { publicCors } from './cors.js';
 import {
@@ -101,7 +102,23 @@ export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
     }
   }
 
+  // Each path names its pattern first, for the request's span and metrics; a request refused by
+  // a prefix's guard is named after the prefix.
+  const named = new Map<string, RequestHandler>();
+  const nameRoute = (pattern: string): RequestHandler => {
+    let handler = named.get(pattern);
+    if (!handler) {
+      handler = (_req, _res, next) => {
+        setHttpRoute(pattern);
+        next();
+      };
+      named.set(pattern, handler);
+    }
+    return handler;
+  };
+
   for (const rule of prefixes) {
+    app.use(rule.prefix, nameRoute(rule.prefix));
     if (rule.cors) {
       const methods = routes
         .filter(([, route]) => under(rule.prefix, route.path))
@@ -133,6 +150,7 @@ export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
       const guard = guardOf(spec.access, spec);
       if (guard && spec.access.kind !== 'bearer') operatorGuard = guard;
       route[spec.method](
+        nameRoute(path),
         ...(guard ? [guard] : []),
         ...(spec.requestBody ? jsonBody() : []),
         handler as RequestHandler,
@@ -140,6 +158,7 @@ export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
     }
     if (entries.some(([, spec]) => spec.methodNotAllowed === false)) continue;
     route.all(
+      nameRoute(path),
       ...(operatorGuard ? [operatorGuard] : []),
       methodNotAllowed(entries.map(([, spec]) => spec.method.toUpperCase())),
     );

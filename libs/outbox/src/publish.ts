@@ -1,7 +1,7 @@
 import { withTransaction, type Pool, type PoolClient } from '@herald/db';
 import type { Producer } from '@herald/kafka';
 import { SpanStatusCode, context, propagation, trace, type Attributes } from '@herald/telemetry';
-import { ROOT_CONTEXT, type Link } from '@opentelemetry/api';
+import { ROOT_CONTEXT, TraceFlags, type Link } from '@opentelemetry/api';
 import { suppressTracing, unsuppressTracing } from '@opentelemetry/core';
 import type { Message, TopicMessages } from 'kafkajs';
 import type { PublishFailure, PublishedTopic } from './relay-metrics.js';
@@ -178,7 +178,11 @@ function byTopic(rows: readonly OutboxRow[], sinceReadSeconds: number): Publishe
   }));
 }
 
-/** The distinct trace contexts the rows were enqueued in (enqueue stored them in the headers). */
+/**
+ * The distinct sampled trace contexts the rows were enqueued in (enqueue stored them in the
+ * headers). A request that was not sampled has no trace anywhere to link to: under load at a
+ * production ratio that is most rows, and a span carrying their links would only cost its export.
+ */
 function originLinks(rows: readonly OutboxRow[]): Link[] {
   // Rows of one request share their headers: each distinct traceparent is parsed once.
   const seen = new Set<string | undefined>();
@@ -189,7 +193,9 @@ function originLinks(rows: readonly OutboxRow[]): Link[] {
     if (seen.has(traceparent)) continue;
     seen.add(traceparent);
     const origin = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, row.headers));
-    if (origin && trace.isSpanContextValid(origin)) links.set(origin.spanId, { context: origin });
+    if (origin && trace.isSpanContextValid(origin) && origin.traceFlags & TraceFlags.SAMPLED) {
+      links.set(origin.spanId, { context: origin });
+    }
   }
   return [...links.values()];
 }

@@ -104,6 +104,11 @@ export function createRelayMetrics(
   });
   const gauges: ObservableGauge[] = [pendingGauge, lagGauge];
   const seenTopics = new Set<string>(knownTopics);
+  // The error series exist from the start at 0, so a rate over them reads 0 rather than nothing.
+  errorCounter.add(0, { ...attributes, 'error.type': 'database' });
+  for (const topic of knownTopics) {
+    errorCounter.add(0, { ...attributes, [TOPIC]: topic, 'error.type': 'kafka' });
+  }
 
   let cached: { at: number; stats: Promise<Map<string, OutboxStats>> } | undefined;
   const observe: BatchObservableCallback = async (result) => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
 import pg from 'pg';
 import {
@@ -592,16 +592,25 @@ describe('enqueue', () => {
 });
 
 describe('tracing', () => {
-  it('when a batch is published, then one root span linked to the requests that enqueued it is recorded, and none for an empty poll', async () => {
+  it('when a batch is published, then one root span linked to the sampled requests that enqueued it is recorded, and none for an empty poll', async () => {
     const tracer = trace.getTracer('outbox-test');
     const requestA = tracer.startSpan('request A');
     const requestB = tracer.startSpan('request B');
+    // A request its caller did not sample: no trace of it exists to link to.
+    const unsampled = trace.wrapSpanContext({
+      traceId: randomBytes(16).toString('hex'),
+      spanId: randomBytes(8).toString('hex'),
+      traceFlags: TraceFlags.NONE,
+    });
     const message = (i: number) => ({ topic: topics.misc, key: 'traced', value: { i } });
     await context.with(trace.setSpan(context.active(), requestA), () =>
       enqueue(pool, [message(1), message(2)]),
     );
     await context.with(trace.setSpan(context.active(), requestB), () =>
       enqueue(pool, [message(3)]),
+    );
+    await context.with(trace.setSpan(context.active(), unsampled), () =>
+      enqueue(pool, [message(5)]),
     );
     await enqueue(pool, [message(4)]);
     requestA.end();
@@ -611,7 +620,7 @@ describe('tracing', () => {
     const relay = relayWith({ name: 'traced' });
     const poller = tracer.startSpan('caller');
     await context.with(trace.setSpan(context.active(), poller), async () => {
-      expect(await relay.runOnce()).toBe(4);
+      expect(await relay.runOnce()).toBe(5);
       expect(await relay.runOnce()).toBe(0);
     });
     poller.end();
@@ -621,7 +630,7 @@ describe('tracing', () => {
     expect(publish[0]!.parentSpanContext).toBeUndefined();
     expect(publish[0]!.attributes).toEqual({
       'outbox.name': 'traced',
-      'messaging.batch.message_count': 4,
+      'messaging.batch.message_count': 5,
     });
     expect(publish[0]!.links.map((l) => l.context.spanId).sort()).toEqual(
       [requestA.spanContext().spanId, requestB.spanContext().spanId].sort(),

@@ -56,6 +56,7 @@ export function createApiPolicy(deps: ApiPolicyDeps): ApiPolicy {
   // Redis away: requests are served (fail open); counted in redis.failures{use=policy}.
   const guard = createRedisGuard({
     use: 'policy',
+    operations: ['budget', 'subscription'],
     logger: deps.logger,
     fallback: 'rate budgets are not enforced (fail open); subscriptions come from billing',
     // Generous, and three in a row before resting (for 1 s): one answer delayed by a busy event
@@ -76,6 +77,11 @@ export function createApiPolicy(deps: ApiPolicyDeps): ApiPolicy {
     description:
       'Requests the public routes refused, by rule: token (401), budget (429, with budget read or write), scope (403), subscription (402)',
   });
+  // Every rule's series from the start, at 0: a rate over them (dashboards, alerts) reads 0 until
+  // the first refusal rather than nothing.
+  for (const rule of ['token', 'scope', 'subscription']) refused.add(0, { rule });
+  for (const budget of ['read', 'write']) refused.add(0, { rule: 'budget', budget });
+  for (const rule of ['budget', 'subscription']) failOpen.add(0, { rule });
   const refuse = (rule: 'token' | 'scope', err: unknown, status: number): never => {
     if ((err as { status?: unknown } | null)?.status === status) refused.add(1, { rule });
     throw err;

@@ -76,6 +76,33 @@ afterAll(async () => {
   await redis.close();
 });
 
+describe('before any refusal', () => {
+  it('when nothing was refused yet, then every rule of policy.refused and policy.fail_open is there at 0', async () => {
+    const { resourceMetrics } = await reader.collect();
+    const series = resourceMetrics.scopeMetrics
+      .flatMap((scope) => scope.metrics)
+      .filter((m) => ['policy.refused', 'policy.fail_open'].includes(m.descriptor.name))
+      .flatMap((m) =>
+        (m.dataPoints as Array<DataPoint<number>>).map((p) => [
+          m.descriptor.name,
+          JSON.stringify(p.attributes),
+          p.value,
+        ]),
+      );
+    expect(series.sort()).toEqual(
+      [
+        ['policy.fail_open', '{"rule":"budget"}', 0],
+        ['policy.fail_open', '{"rule":"subscription"}', 0],
+        ['policy.refused', '{"rule":"budget","budget":"read"}', 0],
+        ['policy.refused', '{"rule":"budget","budget":"write"}', 0],
+        ['policy.refused', '{"rule":"scope"}', 0],
+        ['policy.refused', '{"rule":"subscription"}', 0],
+        ['policy.refused', '{"rule":"token"}', 0],
+      ].sort(),
+    );
+  });
+});
+
 describe('policy.refused', () => {
   it('when requests are refused for their token, budget, scope and subscription, then each is counted under its rule, and nothing else is', async () => {
     const tenantId = randomUUID();

@@ -11,6 +11,11 @@ export interface RedisGuardOptions {
   logger: WarnLogger;
   /** What the caller does instead while Redis fails, for the log line. */
   fallback: string;
+  /**
+   * The operations the caller runs (the metric's `operation` attribute): their failure series
+   * exist from the start at 0, so a rate over them reads 0 rather than nothing.
+   */
+  operations: readonly string[];
   /** A call slower than this is given up on. Default 100 ms. */
   timeoutMs?: number;
   /**
@@ -50,6 +55,7 @@ export function createRedisGuard(options: RedisGuardOptions): RedisGuard {
   const logIntervalMs = options.logIntervalMs ?? 60_000;
   const failuresBeforeRest = options.failuresBeforeRest ?? 1;
   const counter = failures();
+  for (const operation of options.operations) counter.add(0, { use, operation });
   let restingUntil = -Infinity;
   let lastLoggedAt = -Infinity;
   let consecutive = 0;

@@ -22,6 +22,7 @@ import type { Instrumentation } from '@opentelemetry/instrumentation';
 import { NodeSDK, core, resources, type NodeSDKConfiguration } from '@opentelemetry/sdk-node';
 import { heraldInstrumentations } from './instrumentations.js';
 import { heraldMetricViews, metricReadersFor } from './metrics.js';
+import { heraldSampler } from './sampling.js';
 import {
   isTelemetryDisabled,
   metricsEndpoint,
@@ -84,6 +85,18 @@ export interface Telemetry {
 const STATE = Symbol.for('herald.telemetry');
 type Holder = { [STATE]?: Telemetry };
 const holder = globalThis as Holder;
+
+/**
+ * Names the route pattern that matched the request being handled (`/v1/contacts/:externalId`,
+ * never the raw path). The http instrumentation reads it when the answer is sent: the server
+ * span's `http.route` and name, and the `http_route` label of the request metrics. Herald's
+ * router calls it (`mountRoutes` in @herald/http); Express itself is not instrumented, which
+ * would wrap every middleware of every request for spans nobody reads.
+ */
+export function setHttpRoute(pattern: string, from: Context = context.active()): void {
+  const rpc = core.getRPCMetadata(from);
+  if (rpc?.type === core.RPCType.HTTP) rpc.route = pattern;
+}
 
 /** How long shutdown waits for the exporters before giving up, so exit is never held hostage. */
 const SHUTDOWN_TIMEOUT_MS = 5_000;
@@ -149,6 +162,10 @@ export function startTelemetry(options: TelemetryOptions = {}): Telemetry {
     instrumentations,
   };
   if (identity.explicitName !== undefined) config.serviceName = identity.explicitName;
+  // OTEL_TRACES_SAMPLER as the SDK reads it, except that a parent-based sampler also keeps a root
+  // span linked to a sampled one (the outbox relay's publish of a sampled request's messages).
+  const sampler = heraldSampler(env);
+  if (sampler) config.sampler = sampler;
   // Not the SDK's default, which adds W3C baggage: any caller on the internet could then send
   // baggage that every outgoing call and message would carry on.
   if (!env.OTEL_PROPAGATORS?.trim()) config.textMapPropagator = traceContext;

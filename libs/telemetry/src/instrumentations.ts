@@ -1,6 +1,5 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { Instrumentation } from '@opentelemetry/instrumentation';
-import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { KafkaJsInstrumentation } from '@opentelemetry/instrumentation-kafkajs';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
@@ -15,8 +14,9 @@ import { isUntracedPath, type ClientSpans } from './settings.js';
  * person: the raw path and query (they hold external ids, often emails), the caller's address
  * (from the socket or X-Forwarded-For) and port, and the user agent; the older semantic
  * conventions' names for the same too. A server span keeps `http.route`, the matched route's
- * pattern, and is named after it. The start hook's attributes are applied over the
- * instrumentation's own, and an attribute set to undefined is not recorded.
+ * pattern (set by the router through setHttpRoute), and is named after it. The start hook's
+ * attributes are applied over the instrumentation's own, and an attribute set to undefined is
+ * not recorded.
  */
 const UNRECORDED_SERVER_ATTRIBUTES: Attributes = Object.fromEntries(
   [
@@ -64,8 +64,6 @@ export function heraldInstrumentations(options: {
         (metricsPort !== undefined && request.socket?.localPort === metricsPort),
       startIncomingSpanHook: () => UNRECORDED_SERVER_ATTRIBUTES,
     }),
-    // Express 4 and 5: middleware and route spans, and `http.route` on the server span.
-    new ExpressInstrumentation(),
     // kafkajs producer and consumer spans, with trace context carried in the message headers.
     // Message keys and values are never recorded.
     new KafkaJsInstrumentation(),

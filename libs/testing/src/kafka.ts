@@ -20,6 +20,8 @@ export interface Published {
   value: Record<string, unknown>;
   partition: number;
   offset: bigint;
+  /** The record's headers as text (e.g. `traceparent`); the first value of a repeated one. */
+  headers: Record<string, string>;
 }
 
 export interface TenantWatch {
@@ -69,6 +71,18 @@ export async function markTopicEnd(topic: string, options: WatchOptions = {}): P
   return groupId;
 }
 
+/** kafkajs's IHeaders. */
+type RecordHeaders = Record<string, Buffer | string | Array<Buffer | string> | undefined>;
+
+function headerText(headers: RecordHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first !== undefined) out[name] = first.toString();
+  }
+  return out;
+}
+
 /** Runs a consumer of the group on the topic, keeping one Tenant's messages in `received`. */
 async function consumeTenant(
   topic: string,
@@ -92,6 +106,7 @@ async function consumeTenant(
           value,
           partition,
           offset: BigInt(message.offset),
+          headers: headerText(message.headers),
         });
         onMessage();
         return Promise.resolve();

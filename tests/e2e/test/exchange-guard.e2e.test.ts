@@ -2,53 +2,12 @@
 // then one more every 6 s; per client address: 30, then one every 2 s). Each test speaks from a
 // loopback address of its own (127.x.y.z reaches the ingress on 127.0.0.1), which the ingress
 // passes on as the client address, so no other test's address is touched.
-import { describe, expect, it } from '@jest/globals';
-import { request } from 'node:http';
 import { randomInt } from 'node:crypto';
-import { INGRESS, basic, newKey, newTenant } from './support.js';
+import { describe, expect, it } from '@jest/globals';
+import { basic, exchangeFrom, newAddress, newKey, newTenant } from './support.js';
 
 const CLIENT_BURST = 10;
 const ADDRESS_BURST = 30;
-
-const newAddress = () => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
-
-interface Answer {
-  status: number;
-  retryAfter: number | null;
-  body: { code?: string };
-}
-
-/** POST /v1/token from `localAddress` (fetch cannot choose the source address). */
-function exchangeFrom(localAddress: string, authorization: string): Promise<Answer> {
-  const url = new URL('/v1/token', INGRESS);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: url.hostname === 'localhost' ? '127.0.0.1' : url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: 'POST',
-        localAddress,
-        headers: { authorization, 'content-length': '0' },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => {
-          const retryAfter = res.headers['retry-after'];
-          resolve({
-            status: res.statusCode ?? 0,
-            retryAfter: retryAfter === undefined ? null : Number(retryAfter),
-            body: JSON.parse(text) as { code?: string },
-          });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 describe('the token exchange guard through the ingress', () => {
   it('when one ClientID fails 10 times, then it is refused (429, no hashing) even with the right secret, and works again after Retry-After', async () => {

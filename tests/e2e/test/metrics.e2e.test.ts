@@ -13,6 +13,7 @@ import {
   basic,
   call,
   exchange,
+  expectStatus,
   INGRESS,
   newKey,
   newTenant,
@@ -157,11 +158,6 @@ function expectRuntimeAndPool(s: Scrape, pool: string) {
 const PROCESSES = ['auth', 'contacts', 'events', 'billing', 'events-relay'];
 const personal: string[] = [];
 let tenantId: string;
-
-async function expectStatus(res: Response, status: number) {
-  expect(res.status).toBe(status);
-  await res.arrayBuffer();
-}
 
 beforeAll(async () => {
   tenantId = await newTenant('Metrics');

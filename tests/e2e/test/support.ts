@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { expect } from '@jest/globals';
 import path from 'node:path';
@@ -8,7 +10,13 @@ import { fileURLToPath } from 'node:url';
 export const INGRESS = process.env.HERALD_INGRESS_URL ?? 'http://localhost:8080';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const dataDir = path.resolve(repoRoot, process.env.HERALD_DATA_DIR || '.herald');
+/** The stack's data folder (HERALD_DATA_DIR, as scripts/stack/config.mjs reads it). */
+export const dataDir = path.resolve(repoRoot, process.env.HERALD_DATA_DIR || '.herald');
+
+/** The stack's Prometheus (npm test sets the URL; by hand, HERALD_PROMETHEUS_PORT moves it). */
+export const PROMETHEUS =
+  process.env.HERALD_PROMETHEUS_URL ??
+  `http://127.0.0.1:${process.env.HERALD_PROMETHEUS_PORT || 19090}`;
 
 export function adminToken(): string {
   return process.env.ADMIN_TOKEN || readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
@@ -142,3 +150,54 @@ export function runCommand(
 /** `node tools/cli/dist/main.js <args>`. */
 export const runCli = (args: string[], env: Record<string, string> = {}) =>
   runCommand(process.execPath, [cliPath, ...args], env);
+
+/** Asserts an answer's status and reads its body to the end (so the connection is reused). */
+export async function expectStatus(res: Response, status: number): Promise<void> {
+  expect(res.status).toBe(status);
+  await res.arrayBuffer();
+}
+
+/**
+ * A loopback address of a test's own (127.x.y.z reaches the ingress on 127.0.0.1, which passes
+ * it on as the client address), so no other test's per-address allowance is spent.
+ */
+export const newAddress = () =>
+  `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+
+export interface ExchangeAnswer {
+  status: number;
+  retryAfter: number | null;
+  body: { code?: string };
+}
+
+/** POST /v1/token from `localAddress` (fetch cannot choose the source address). */
+export function exchangeFrom(localAddress: string, authorization: string): Promise<ExchangeAnswer> {
+  const url = new URL('/v1/token', INGRESS);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: url.hostname === 'localhost' ? '127.0.0.1' : url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        localAddress,
+        headers: { authorization, 'content-length': '0' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          const retryAfter = res.headers['retry-after'];
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: retryAfter === undefined ? null : Number(retryAfter),
+            body: JSON.parse(text) as { code?: string },
+          });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -78,6 +78,7 @@ export function createExchangeGuard(deps: {
   const { redis, limits, keyPrefix = 'herald' } = deps;
   const guard = createRedisGuard({
     use: 'exchange_guard',
+    operations: ['admit', 'charge'],
     logger: deps.logger,
     fallback: 'failed token exchanges are not limited (fail open)',
     timeoutMs: 500,
@@ -87,6 +88,8 @@ export function createExchangeGuard(deps: {
     description:
       'Token exchanges refused with 429 before hashing (attribute limit: client or address)',
   });
+  // Both series from the start, at 0, for rates that read 0 before the first refusal.
+  for (const limit of ['client', 'address']) refused.add(0, { limit });
 
   return {
     async admit(clientId, address) {

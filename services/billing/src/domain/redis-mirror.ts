@@ -56,6 +56,7 @@ export function createSubscriptionMirror(options: SubscriptionMirrorOptions): Su
   const { pool, redis, logger, intervalMs = 1_000, timeoutMs = 500, batchSize = 500 } = options;
   const guard = createRedisGuard({
     use: 'subscription',
+    operations: ['store'],
     logger,
     fallback: 'PostgreSQL committed the change; the sync loop writes it once Redis answers',
     timeoutMs,

@@ -18,6 +18,7 @@ export interface RedisDedupCacheOptions {
 export function redisDedupCache(redis: Redis, options: RedisDedupCacheOptions): DedupCache {
   const guard = createRedisGuard({
     use: 'dedup',
+    operations: ['lookup', 'remember'],
     logger: options.logger,
     fallback: 'PostgreSQL alone decides duplicates',
     timeoutMs: options.timeoutMs,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { meter, messageTraceHeaders, withSpan, type Counter } from '@herald/telemetry';
+import { meter, messageTraceHeaders, trace, withSpan, type Counter } from '@herald/telemetry';
 import { contactLockKey } from '../data/erasure-fence.js';
 import type { BatchEvent, BatchRequest } from '../data/record-batch.js';
 import { hashDedupKey } from './dedup-key.js';
@@ -264,7 +264,18 @@ export function recordEvents(
       let recorded = 0;
       if (candidates.length > 0) {
         const transaction = transactionOf(route, tenantId, candidates, resolved);
-        const outcome = await deps.recorder.record(transaction);
+        // In a sampled trace, the wait for the batch that commits this request's rows is a span:
+        // the PostgreSQL write, whatever the pg instrumentation does.
+        const outcome = trace.getActiveSpan()?.isRecording()
+          ? await withSpan(
+              'events.write',
+              {
+                'db.system.name': 'postgresql',
+                'herald.event_count': transaction.events.length,
+              },
+              () => deps.recorder.record(transaction),
+            )
+          : await deps.recorder.record(transaction);
         if (outcome.status === 'refused') {
           const erased = resolved
             .filter((e) => e.contactId !== null && outcome.erased.has(e.contactId))

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from './logger.js';
 import { SHUTTING_DOWN } from './app.js';
@@ -14,14 +14,24 @@ export interface ServerOptions {
   onShutdown?: Array<() => Promise<unknown>>;
   /** Exit the process on SIGTERM/SIGINT after a graceful close (true for real services). */
   handleSignals?: boolean;
+  /**
+   * On SIGTERM/SIGINT, how long the server goes on answering on the connections it has, each
+   * answer with `Connection: close`, before it stops. Default 2 s; 0 stops at once.
+   */
+  drainMs?: number;
 }
 
 export interface RunningServer {
   server: Server;
   url: string;
-  /** Stops accepting, waits for in-flight requests, then runs the onShutdown hooks. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting, waits for in-flight requests, then runs the onShutdown hooks. With
+   * `drainMs`, it first answers on the open connections that long, closing each after its answer.
+   */
+  close(options?: { drainMs?: number }): Promise<void>;
 }
+
+const DRAIN_MS = 2_000;
 
 export async function startServer(app: Express, options: ServerOptions): Promise<RunningServer> {
   const { logger, shutdownTimeoutMs = 10_000, onShutdown = [] } = options;
@@ -39,9 +49,20 @@ export async function startServer(app: Express, options: ServerOptions): Promise
   logger.info({ url }, 'listening');
 
   let closing: Promise<void> | undefined;
-  const close = () => {
+  let draining = false;
+  // While draining, every answer closes its connection: a client's next request opens a new one,
+  // which the load balancer (no longer listing this pod) sends elsewhere. Closing a kept-alive
+  // connection instead races a request the client may be sending on it at that very moment.
+  server.prependListener('request', (_req, res: ServerResponse) => {
+    if (draining) res.shouldKeepAlive = false;
+  });
+  const close = ({ drainMs = 0 }: { drainMs?: number } = {}) => {
     closing ??= (async () => {
       app.locals[SHUTTING_DOWN] = true;
+      if (drainMs > 0) {
+        draining = true;
+        await new Promise((resolve) => setTimeout(resolve, drainMs));
+      }
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive sockets with no request in flight would hold close() open.
       server.closeIdleConnections();
@@ -71,7 +92,7 @@ export async function startServer(app: Express, options: ServerOptions): Promise
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.once(signal, () => {
         logger.info({ signal }, 'shutting down');
-        close().then(
+        close({ drainMs: options.drainMs ?? DRAIN_MS }).then(
           () => process.exit(0),
           (err: unknown) => {
             logger.error({ err }, 'shutdown failed');

@@ -216,6 +216,40 @@ describe('createHttpApp', () => {
     running = undefined;
   });
 
+  it('when shutdown drains, then clients on kept-alive connections are answered with Connection: close and none fails', async () => {
+    const url = await start();
+    const seen: Array<string | null> = [];
+    let failures = 0;
+    let done = false;
+    // Four clients, each reusing its connection as fast as it can, as a busy caller does, until
+    // told to close it (a real one would then connect again, to another replica).
+    const client = async () => {
+      while (!done) {
+        try {
+          const res = await fetch(`${url}/healthz`);
+          await res.arrayBuffer();
+          seen.push(res.headers.get('connection'));
+          if (res.headers.get('connection') === 'close') return;
+        } catch {
+          failures += 1;
+          return;
+        }
+      }
+    };
+    const clients = [client(), client(), client(), client()];
+    await new Promise((r) => setTimeout(r, 100));
+    const before = seen.length;
+    await running!.close({ drainMs: 300 });
+    done = true;
+    await Promise.all(clients);
+    running = undefined;
+    const during = seen.slice(before);
+    expect(during.length).toBeGreaterThan(0);
+    expect(during.filter((c) => c === 'close')).toHaveLength(4);
+    expect(seen.slice(0, before).every((c) => c === 'keep-alive')).toBe(true);
+    expect(failures).toBe(0);
+  });
+
   it('when shutdown runs, then the hooks run in order after the server stopped', async () => {
     const order: string[] = [];
     const app = createHttpApp({ logger, routes: () => {} });

@@ -54,9 +54,18 @@ async function tenantWithContacts(service: TestEventsService, count: number) {
   return { ...tenant, contacts };
 }
 
+async function untilQueued(batchHold: BatchHold, count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (batchHold.waiting() < count) {
+    if (Date.now() > deadline) throw new Error('the requests never reached the batcher');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 /**
  * Sends the bodies at once while the batcher is held, waits until every one is queued, then
- * lets them go as one batch; the answers, in order.
+ * lets them go as one batch; the answers, in order. Concurrent requests reach the queue in no
+ * set order; with `inOrder`, each is sent once the one before it is queued.
  */
 async function inOneBatch(
   batchHold: BatchHold,
@@ -67,15 +76,29 @@ async function inOneBatch(
   try {
     const sent = send();
     answers = Promise.all(sent);
-    const deadline = Date.now() + 10_000;
-    while (batchHold.waiting() < sent.length) {
-      if (Date.now() > deadline) throw new Error('the requests never reached the batcher');
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await untilQueued(batchHold, sent.length);
   } finally {
     batchHold.release();
   }
   return answers;
+}
+
+/** As inOneBatch, the requests queued in the order given. */
+async function inOneBatchInOrder(
+  batchHold: BatchHold,
+  sends: Array<() => Promise<Response>>,
+): Promise<Response[]> {
+  batchHold.hold();
+  const sent: Promise<Response>[] = [];
+  try {
+    for (const send of sends) {
+      sent.push(send());
+      await untilQueued(batchHold, sent.length);
+    }
+  } finally {
+    batchHold.release();
+  }
+  return Promise.all(sent);
 }
 
 const receivedAts = (events: readonly { received_at: Date }[]) =>
@@ -177,16 +200,18 @@ describe('requests of one batch', () => {
     expect(names.map((n) => n.name)).toEqual(['after', 'x']);
   });
 
-  it('when requests of one batch share a dedupKey, then the first records it and every answer is 202', async () => {
+  it('when requests of one batch share a dedupKey, then the first queued records it and every answer is 202', async () => {
     const { tenantId, token, contacts } = await tenantWithContacts(svc, 1);
     const contact = contacts[0]!;
 
-    const answers = await inOneBatch(hold, () =>
-      ['first', 'second', 'third'].map((name) =>
-        svc.record('by-contact-id', token, [
-          event(contact.id, 'same', name),
-          event(contact.id, `own-${name}`, name),
-        ]),
+    const answers = await inOneBatchInOrder(
+      hold,
+      ['first', 'second', 'third'].map(
+        (name) => () =>
+          svc.record('by-contact-id', token, [
+            event(contact.id, 'same', name),
+            event(contact.id, `own-${name}`, name),
+          ]),
       ),
     );
 

@@ -4,9 +4,10 @@ import { z } from 'zod';
 
 const name = z
   .string()
+  // The length the document states is the length sent: checked before the trim as well.
+  .max(256)
   .trim()
   .min(1)
-  .max(256)
   .refine(storable, NOT_STORABLE)
   // Trimmed first: a name of whitespace alone is too short. JavaScript's whitespace spelled out,
   // so the document's pattern means the same everywhere.

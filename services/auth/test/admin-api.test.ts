@@ -44,6 +44,21 @@ describe('operator API: tenants', () => {
     });
   });
 
+  it('when the name is over 256 characters only with its surrounding whitespace, then 400 validation_error (the length sent is the length the document states)', async () => {
+    const res = await auth.admin('/tenants', { name: `${'a'.repeat(250)}${'\r'.repeat(10)}` });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      code: 'validation_error',
+      message: expect.stringContaining('body.name'),
+    });
+  });
+
+  it('when the name has whitespace around it within 256 characters, then it is stored trimmed', async () => {
+    const res = await auth.admin('/tenants', { name: '  Acme Inc\r\n' });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({ name: 'Acme Inc' });
+  });
+
   it('when the admin token is missing or wrong, then 401 and nothing is created', async () => {
     const before = (await auth.pool.query('select count(*)::int as n from tenants')).rows[0].n;
     for (const authorization of [undefined, 'Bearer nope']) {

@@ -7,7 +7,8 @@
 //   - validates every rendered manifest with kubeconform -strict against the Kubernetes JSON
 //     schemas of a pinned version (made offline from the k8s.io/kubernetes module) and, for the
 //     custom resources the chart renders (a ServiceMonitor, a PrometheusRule), against
-//     chart-check/crd-schemas/,
+//     chart-check/crd-schemas/, and its Gateway API HTTPRoute against the schema of the CRD
+//     itself (scripts/lib/gateway-api.mjs),
 //   - runs the chart's unit tests (helm-unittest),
 //   - checks that the chart's PrometheusRule holds the same alert rules as the plain rules file
 //     of scripts/observability/alert-rules.mjs (one source: charts/herald/files/alerts.yaml),
@@ -27,6 +28,7 @@ import { ensureGoTool } from './go-tools.mjs';
 import { commandLine } from './lib/args.mjs';
 import { yamlDocument, yamlDocuments } from './chart-check/helm-json.mjs';
 import { ensureSchemas, KUBERNETES_VERSION } from './chart-check/k8s-schemas.mjs';
+import { ensureHttpRouteSchema, GATEWAY_API_VERSION } from './lib/gateway-api.mjs';
 import { checkComposeServices, checkProcesses } from './chart-check/registry.mjs';
 import { valuesTable, withValuesTable } from './chart-check/values-doc.mjs';
 import { services as registry } from './stack/services.mjs';
@@ -393,8 +395,9 @@ async function main() {
     for (const name of ['helm', 'kubeconform', 'helm-unittest']) tools[name] = ensureGoTool(name);
     tools.hadolint = ensureHadolint();
     tools.schemas = ensureSchemas(toolsDir);
+    tools.gatewaySchemas = ensureHttpRouteSchema(path.join(toolsDir, 'gateway-api-schemas'));
     tools.promtool = await ensurePromtool();
-    return `helm, kubeconform, helm-unittest, hadolint, promtool, Kubernetes ${KUBERNETES_VERSION} schemas`;
+    return `helm, kubeconform, helm-unittest, hadolint, promtool, Kubernetes ${KUBERNETES_VERSION} schemas, Gateway API ${GATEWAY_API_VERSION} HTTPRoute schema`;
   });
   if (!results.every((r) => r.ok)) return finish(started);
 
@@ -441,6 +444,9 @@ async function main() {
             'crd-schemas',
             '{{ .ResourceKind }}{{ .KindSuffix }}.json',
           ),
+          // the HTTPRoute: made from the Gateway API's own CRD
+          '-schema-location',
+          path.join(tools.gatewaySchemas, '{{ .ResourceKind }}{{ .KindSuffix }}.json'),
           '-',
         ],
         { input: rendering },

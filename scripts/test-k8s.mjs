@@ -11,11 +11,13 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { ensureGatewayApiCrds } from './lib/gateway-api.mjs';
 import { dataDir, ports, postgresUser, repoRoot } from './stack/config.mjs';
 import { up as stackUp } from './stack/index.mjs';
 import { adminToken, serviceToken, signingKeys } from './stack/secrets.mjs';
 import { startForwarder } from './test-k8s/forward.mjs';
 import { helm, kubectl, kubectlJson } from './test-k8s/kube.mjs';
+import { startRouter } from './test-k8s/router.mjs';
 
 const require = createRequire(import.meta.url);
 const { Kafka, logLevel } = require('kafkajs');
@@ -222,7 +224,16 @@ async function fixture(urls) {
     expected: [201],
   });
   const key = await call(`${urls.auth}/admin/v1/tenants/${tenant.id}/api-keys`, 'POST', {
-    body: { kind: 'secret', scopes: ['events:write', 'contacts:write', 'contacts:read'] },
+    body: {
+      kind: 'secret',
+      scopes: [
+        'events:write',
+        'contacts:write',
+        'contacts:read',
+        'contacts:export',
+        'contacts:erase',
+      ],
+    },
     authorization: admin,
     expected: [201],
   });
@@ -238,8 +249,8 @@ async function fixture(urls) {
   return { tenantId: tenant.id, bearer, contact };
 }
 
-const eventBody = (contact, eventName) => ({
-  contactId: contact.id,
+const eventBody = (contact, eventName, identity = { contactId: contact.id }) => ({
+  ...identity,
   eventName,
   occurredAt: new Date().toISOString(),
   dedupKey: `k8s-${randomUUID()}`,
@@ -307,12 +318,80 @@ function requestLoop(urls, fx) {
   };
 }
 
+/**
+ * The k6 smoke scenario (loadtest/run.mjs) against `baseUrl`, for `seconds`: a Tenant, a key and
+ * an organization made through the operator routes, then every public route. Resolves with its
+ * closing line; rejects when k6 failed a threshold (any failed request, check or 429 does).
+ */
+function k6Smoke(baseUrl, seconds) {
+  return new Promise((resolve, reject) => {
+    const env = { ...process.env, HERALD_INGRESS_URL: baseUrl, DURATION: `${seconds}s` };
+    delete env.HERALD_TEST_RESULTS_DIR; // not one of npm test's results
+    const child = spawn(process.execPath, ['loadtest/run.mjs', 'smoke'], {
+      cwd: repoRoot,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const verdict = output.split('\n').find((l) => l.startsWith('loadtest smoke')) ?? '';
+      if (code === 0) resolve(verdict);
+      else {
+        for (const line of output.trim().split('\n').slice(-40)) console.log(`  k6 | ${line}`);
+        reject(new Error(verdict || `k6 smoke exited ${code}`));
+      }
+    });
+  });
+}
+
+/** A Contact's export (JSON Lines), its erasure, and the reads that show it gone. */
+async function exportAndErase(urls, fx) {
+  const externalId = `k8s-erase-${randomUUID()}`;
+  const contact = await call(`${urls.contacts}/v1/contacts/${externalId}`, 'PUT', {
+    body: { email: `${externalId.slice(0, 20)}@example.com`, name: 'To Be Erased' },
+    authorization: fx.bearer,
+    expected: [201],
+  });
+  await call(`${urls.events}/v1/events/by-external-id`, 'POST', {
+    body: eventBody({}, 'Before Erasure', { contactExternalId: externalId }),
+    authorization: fx.bearer,
+    expected: [202],
+  });
+  const res = await fetch(`${urls.contacts}/v1/contacts/${externalId}/export`, {
+    headers: { authorization: fx.bearer },
+    signal: AbortSignal.timeout(30_000),
+  });
+  const lines = (await res.text()).trim().split('\n').filter(Boolean);
+  if (
+    res.status !== 200 ||
+    !lines.every((l) => JSON.parse(l)) ||
+    !lines.some((l) => l.includes(contact.id))
+  ) {
+    throw new Error(
+      `export answered ${res.status} with ${lines.length} line(s) not naming the Contact`,
+    );
+  }
+  await call(`${urls.contacts}/v1/contacts/${externalId}/erase`, 'POST', {
+    authorization: fx.bearer,
+    expected: [204],
+  });
+  await call(`${urls.contacts}/v1/contacts/${externalId}`, 'GET', {
+    authorization: fx.bearer,
+    expected: [404],
+  });
+  return `export ${lines.length} line(s), erase 204, read after 404`;
+}
+
 const describeCounts = (c) =>
   `${c.total} requests, ${c.ok} ok, ${c.failed} failed; by status ${JSON.stringify(c.byStatus)}` +
   (Object.keys(c.errors).length ? `; errors ${JSON.stringify(c.errors)}` : '');
 
 async function main() {
   const forwarders = [];
+  let router = null;
   let watch = null;
   let installed = false;
   let failed = false;
@@ -356,6 +435,17 @@ async function main() {
       await recreateNamespace();
     });
 
+    await step('Gateway API CRDs applied (standard channel, from its Go module)', async () => {
+      const { version, files } = ensureGatewayApiCrds();
+      await kubectl([
+        'apply',
+        '--server-side',
+        '--force-conflicts',
+        ...files.flatMap((f) => ['-f', f]),
+      ]);
+      return `sigs.k8s.io/gateway-api ${version}, ${files.length} files`;
+    });
+
     await step('helm install (migration hooks, every Deployment available)', async () => {
       await helm(['install', RELEASE, CHART, ...helmArgs(), '--wait', '--timeout', '10m']);
       installed = true;
@@ -370,8 +460,26 @@ async function main() {
         .join(', ');
     });
 
+    await step(
+      'HTTPRoute and NetworkPolicies of the release accepted by the API server',
+      async () => {
+        const route = await kubectlJson(['-n', NAMESPACE, 'get', 'httproute', RELEASE]);
+        const policies = await kubectlJson(['-n', NAMESPACE, 'get', 'networkpolicies']);
+        const rules = route.spec.rules.map((r) => r.backendRefs[0].name).join(', ');
+        console.log(
+          '  no Gateway controller runs here: the HTTPRoute is validated and stored, not served;\n' +
+            '  the bridge CNI does not enforce NetworkPolicies: they are stored, their rules untested',
+        );
+        return `HTTPRoute rules to ${rules}; ${policies.items.length} NetworkPolicies`;
+      },
+    );
+
     const urls = await serviceUrls();
     console.log(`  ClusterIPs: ${JSON.stringify(urls)}`);
+    router = await startRouter(urls);
+    console.log(
+      `  the chart's Ingress paths routed to them from ${router.url} (no Ingress controller)`,
+    );
     watch = await watchEvents();
     let fx;
     await step('token exchange, Contact upsert through the ClusterIPs', async () => {
@@ -396,6 +504,11 @@ async function main() {
       },
     );
 
+    await step('k6 smoke through the Services (every public route, thresholds)', () =>
+      k6Smoke(router.url, 12),
+    );
+    await step('Contact export and erasure through the Services', () => exportAndErase(urls, fx));
+
     await step('helm test (record-event hook pod)', async () => {
       const r = await helm(['test', RELEASE, '-n', NAMESPACE, '--timeout', '5m'], {
         allowFail: true,
@@ -405,8 +518,15 @@ async function main() {
       if (r.code !== 0) throw new Error(`helm test exited ${r.code}`);
     });
 
+    // The request loop, and k6's smoke scenario for K6_ROLLOUT_SECONDS (longer than a rollout
+    // takes here), run through the rollout; any failed request of either fails the step.
+    const K6_ROLLOUT_SECONDS = 120;
     const rolled = async (label, args) => {
       const loop = requestLoop(urls, fx);
+      const k6 = k6Smoke(router.url, K6_ROLLOUT_SECONDS).then(
+        (verdict) => ({ verdict }),
+        (err) => ({ error: err.message }),
+      );
       await sleep(2_000);
       try {
         await helm(args);
@@ -416,11 +536,14 @@ async function main() {
       }
       const c = loop.counts;
       console.log(`  ${label}: ${describeCounts(c)}`);
+      const smoke = await k6;
+      console.log(`  ${label}, k6: ${smoke.verdict ?? smoke.error}`);
       if (c.failed > 0)
         throw new Error(
           `${c.failed} of ${c.total} requests failed during the rollout: ${describeCounts(c)}`,
         );
-      return describeCounts(c);
+      if (smoke.error) throw new Error(`k6 during the rollout: ${smoke.error}`);
+      return `${describeCounts(c)}; k6: ${smoke.verdict}`;
     };
     await step(
       'helm upgrade (a pod annotation) under a request loop: 0 failed',
@@ -487,7 +610,7 @@ async function main() {
           '-n',
           NAMESPACE,
           'get',
-          'all,configmaps,secrets,serviceaccounts,networkpolicies,poddisruptionbudgets,jobs,ingresses,horizontalpodautoscalers',
+          'all,configmaps,secrets,serviceaccounts,networkpolicies,poddisruptionbudgets,jobs,ingresses,horizontalpodautoscalers,httproutes',
           '-l',
           `app.kubernetes.io/instance=${RELEASE}`,
           '-o',
@@ -503,6 +626,7 @@ async function main() {
     if (!err.reported) console.log(`not ok ${err.message}`);
   } finally {
     if (watch) await watch.stop().catch(() => {});
+    if (router) await router.close();
     if (installed) {
       const r = await helm(['uninstall', RELEASE, '-n', NAMESPACE, '--wait', '--timeout', '5m'], {
         allowFail: true,

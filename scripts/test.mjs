@@ -139,6 +139,7 @@ try {
       'scripts/images/runc.test.mjs',
       'scripts/stack/secrets.test.mjs',
       'scripts/stack/traces.test.mjs',
+      'scripts/test-k8s/router.test.mjs',
     ],
     env,
     nodeTestCounts,

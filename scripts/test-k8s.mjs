@@ -577,8 +577,11 @@ async function main() {
       { optional: true },
     );
 
+    // A probe that fails while its process starts (nothing listens yet) or stops (the drain
+    // answers /readyz 503, then the port closes) is a Warning too: listed and counted, but only
+    // any other warning, or a container restart, fails the step.
     await step(
-      'warning Events of the release',
+      'no Warning event of the release but probes of starting or stopping pods, no restart',
       async () => {
         const events = await kubectlJson([
           '-n',
@@ -588,12 +591,27 @@ async function main() {
           '--field-selector',
           'type=Warning',
         ]);
+        const transitional = (e) =>
+          e.reason === 'Unhealthy' && /^(Startup|Readiness) probe failed/.test(e.message ?? '');
+        let probes = 0;
+        const others = [];
         for (const e of events.items) {
-          console.log(
-            `  warning ${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason} x${e.count ?? 1}: ${e.message?.trim()}`,
-          );
+          const line = `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason} x${e.count ?? 1}: ${e.message?.trim()}`;
+          console.log(`  warning ${line}`);
+          if (transitional(e)) probes += e.count ?? 1;
+          else others.push(line);
         }
-        return `${events.items.length} warning(s)`;
+        const pods = await kubectlJson(['-n', NAMESPACE, 'get', 'pods']);
+        const restarts = pods.items.flatMap((p) =>
+          (p.status.containerStatuses ?? [])
+            .filter((c) => c.restartCount > 0)
+            .map((c) => `${p.metadata.name} ${c.restartCount}`),
+        );
+        const summary = `${probes} failed startup or readiness probe(s) of starting or stopping pods; ${others.length} other warning(s); ${restarts.length} restarted container(s)`;
+        if (others.length || restarts.length) {
+          throw new Error(`${summary}: ${[...others, ...restarts].join('; ')}`);
+        }
+        return summary;
       },
       { optional: true },
     );

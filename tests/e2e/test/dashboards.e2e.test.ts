@@ -20,6 +20,7 @@ import {
   newAddress,
   newKey,
   newTenant,
+  refusedWhileSuspended,
   repoRoot,
 } from './support.js';
 
@@ -219,16 +220,7 @@ beforeAll(async () => {
     }
   }
   expect(limited).toBe(true);
-  const suspended = await newTenant('Dashboards suspended');
-  const suspendedToken = await accessToken(suspended, ['events:write']);
-  for (let i = 0; i < 3; i += 1) {
-    await expectStatus(await admin('POST', `/tenants/${suspended}/billing/payment-failures`), 200);
-  }
-  await expectStatus(
-    await call('POST', '/v1/events/by-email', suspendedToken, event({ contactEmail: email })),
-    402,
-  );
-  await expectStatus(await admin('POST', `/tenants/${suspended}/billing/payment-details`), 200);
+  await refusedWhileSuspended('Dashboards suspended', event({ contactEmail: email }));
 }, 120_000);
 
 // ---------------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   accessToken,
-  admin,
   basic,
   call,
   exchange,
@@ -17,6 +16,7 @@ import {
   INGRESS,
   newKey,
   newTenant,
+  refusedWhileSuspended,
   repoRoot,
 } from './support.js';
 
@@ -207,17 +207,7 @@ beforeAll(async () => {
     await call('POST', '/v1/events/by-external-id', readOnly.accessToken, recorded),
     403,
   );
-  const suspended = await newTenant('Metrics suspended');
-  personal.push(suspended);
-  const suspendedToken = await accessToken(suspended, ['events:write']);
-  for (let i = 0; i < 3; i += 1) {
-    await expectStatus(await admin('POST', `/tenants/${suspended}/billing/payment-failures`), 200);
-  }
-  await expectStatus(
-    await call('POST', '/v1/events/by-email', suspendedToken, event({ contactEmail: email })),
-    402,
-  );
-  await expectStatus(await admin('POST', `/tenants/${suspended}/billing/payment-details`), 200);
+  personal.push(await refusedWhileSuspended('Metrics suspended', event({ contactEmail: email })));
 }, 60_000);
 
 // ---------------------------------------------------------------------------------------------

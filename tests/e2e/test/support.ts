@@ -201,3 +201,21 @@ export function exchangeFrom(localAddress: string, authorization: string): Promi
     req.end();
   });
 }
+
+/**
+ * A Tenant suspended by failed payments sends one Event (402), then pays again: the 402 that the
+ * counters and dashboards must show. Returns the Tenant's id.
+ */
+export async function refusedWhileSuspended(
+  name: string,
+  body: Record<string, unknown>,
+): Promise<string> {
+  const tenantId = await newTenant(name);
+  const token = await accessToken(tenantId, ['events:write']);
+  for (let i = 0; i < 3; i += 1) {
+    await expectStatus(await admin('POST', `/tenants/${tenantId}/billing/payment-failures`), 200);
+  }
+  await expectStatus(await call('POST', '/v1/events/by-email', token, body), 402);
+  await expectStatus(await admin('POST', `/tenants/${tenantId}/billing/payment-details`), 200);
+  return tenantId;
+}

@@ -368,10 +368,11 @@ async function exportAndErase(urls, fx) {
   if (
     res.status !== 200 ||
     !lines.every((l) => JSON.parse(l)) ||
-    !lines.some((l) => l.includes(contact.id))
+    !lines.some((l) => l.includes(contact.id)) ||
+    !lines.some((l) => l.includes('"Before Erasure"'))
   ) {
     throw new Error(
-      `export answered ${res.status} with ${lines.length} line(s) not naming the Contact`,
+      `export answered ${res.status} with ${lines.length} line(s), not the Contact and its Event`,
     );
   }
   await call(`${urls.contacts}/v1/contacts/${externalId}/erase`, 'POST', {
@@ -382,7 +383,7 @@ async function exportAndErase(urls, fx) {
     authorization: fx.bearer,
     expected: [404],
   });
-  return `export ${lines.length} line(s), erase 204, read after 404`;
+  return `export ${lines.length} line(s) (the Contact, its Event), erase 204, read after 404`;
 }
 
 const describeCounts = (c) =>

@@ -60,3 +60,27 @@ test('a request is forwarded with its method, path, query and body; an unrouted 
     upstream.close();
   }
 });
+
+test('a connection to a pod idle for 1 s is closed by the router, before a draining pod would close it', async () => {
+  let opened = 0;
+  let closed = 0;
+  const upstream = http.createServer((req, res) => res.end('ok'));
+  upstream.on('connection', (socket) => {
+    opened += 1;
+    socket.on('close', () => (closed += 1));
+  });
+  await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const router = await startRouter({ contacts: `http://127.0.0.1:${upstream.address().port}` });
+  try {
+    await (await fetch(`${router.url}/v1/contacts/a`)).text();
+    await (await fetch(`${router.url}/v1/contacts/b`)).text();
+    assert.equal(opened, 1, 'kept alive between requests close together');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    assert.equal(closed, 1, 'closed by the router once idle');
+    await (await fetch(`${router.url}/v1/contacts/c`)).text();
+    assert.equal(opened, 2);
+  } finally {
+    await router.close();
+    upstream.close();
+  }
+});

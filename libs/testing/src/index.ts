@@ -14,7 +14,12 @@ export {
   type TestTokenSigner,
   type TokenOptions,
 } from './tokens.js';
-export { dumpAllHeraldDatabases, findPgDump, heraldDatabases } from './pg-dump.js';
+export {
+  findPgDump,
+  heraldDatabases,
+  searchHeraldDatabaseDumps,
+  type DumpSearch,
+} from './pg-dump.js';
 export {
   consumeUntil,
   markTopicEnd,

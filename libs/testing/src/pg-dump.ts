@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { createPool } from '@herald/db';
 import { TEST_POSTGRES_URL } from './database.js';
 
@@ -36,25 +35,71 @@ export async function heraldDatabases(serverUrl = TEST_POSTGRES_URL): Promise<st
   }
 }
 
-/** Every Herald database's full dump (schema and data), by name. */
-export async function dumpAllHeraldDatabases(
+export interface DumpSearch {
+  /** Every Herald database that was dumped. */
+  databases: string[];
+  /** The databases whose dump holds the value (case-insensitively); the value must be searched. */
+  holding(value: string): string[];
+}
+
+/**
+ * Dumps every Herald database (schema and data) with pg_dump and searches each dump for `values`,
+ * case-insensitively, as it streams: no dump is held whole, so a database grown large by a
+ * benchmark or a soak is searched like a small one.
+ */
+export async function searchHeraldDatabaseDumps(
+  values: readonly string[],
   serverUrl = TEST_POSTGRES_URL,
-): Promise<Map<string, string>> {
+): Promise<DumpSearch> {
   const pgDump = findPgDump();
-  const dumps = new Map<string, string>();
+  const needles = [...new Set(values.map((v) => v.toLowerCase()))];
+  const found = new Map<string, Set<string>>(needles.map((n) => [n, new Set()]));
+  const databases: string[] = [];
   for (const database of await heraldDatabases(serverUrl)) {
     try {
-      const { stdout } = await promisify(execFile)(
-        pgDump,
-        ['--no-password', '--dbname', `${serverUrl}/${database}`],
-        { maxBuffer: 1024 * 1024 * 1024, encoding: 'utf8' },
-      );
-      dumps.set(database, stdout);
+      const holds = await searchDump(pgDump, `${serverUrl}/${database}`, needles);
+      for (const needle of holds) found.get(needle)!.add(database);
+      databases.push(database);
     } catch (err) {
       // A disposable test database another test file dropped in the meantime holds nothing.
       if (!(await heraldDatabases(serverUrl)).includes(database)) continue;
       throw err;
     }
   }
-  return dumps;
+  return {
+    databases,
+    holding(value) {
+      const dbs = found.get(value.toLowerCase());
+      if (!dbs) throw new Error(`${JSON.stringify(value)} was not among the values searched`);
+      return [...dbs];
+    },
+  };
+}
+
+/** The needles (lower case) found in one database's dump, read a chunk at a time. */
+function searchDump(pgDump: string, url: string, needles: readonly string[]): Promise<string[]> {
+  // A value split across two chunks is found in the carried-over end of the previous one.
+  const carry = Math.max(0, ...needles.map((n) => n.length)) - 1;
+  return new Promise((resolve, reject) => {
+    const child = spawn(pgDump, ['--no-password', '--dbname', url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const holds = new Set<string>();
+    let tail = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      const text = tail + chunk.toLowerCase();
+      for (const needle of needles)
+        if (!holds.has(needle) && text.includes(needle)) holds.add(needle);
+      tail = carry > 0 ? text.slice(-carry) : '';
+    });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) resolve([...holds]);
+      else reject(new Error(`pg_dump of ${url} exited ${code}: ${stderr.trim()}`));
+    });
+  });
 }

@@ -193,6 +193,24 @@ function expectNothingPersonal(spans: RecordedSpan[], personal: string[]) {
   }
 }
 
+/** The relay's publish: a root span of its outbox, each send to `topic` with messaging attributes. */
+function expectPublishShape(
+  published: { publish: RecordedSpan; sends: RecordedSpan[] },
+  outbox: string,
+  topic: string,
+) {
+  expect(published.publish.parentSpanId).toBeNull();
+  expect(published.publish.attributes).toMatchObject({ 'outbox.name': outbox });
+  for (const send of published.sends) {
+    expect(send.attributes).toMatchObject({
+      'messaging.system': 'kafka',
+      'messaging.destination.name': topic,
+      'messaging.operation.type': 'send',
+      'messaging.operation.name': 'send',
+    });
+  }
+}
+
 /** The record the relay sent for the message, and the producer span its traceparent names. */
 function expectRecordCarries(
   record: Published,
@@ -348,17 +366,8 @@ describe('a request traced end to end', () => {
       expect(queries).toEqual([]);
     }
 
-    const { publish, relay, sends } = published;
-    expect(publish.parentSpanId).toBeNull();
-    expect(publish.attributes).toMatchObject({ 'outbox.name': 'contacts' });
-    for (const send of sends) {
-      expect(send.attributes).toMatchObject({
-        'messaging.system': 'kafka',
-        'messaging.destination.name': TOPICS.contactsChanged,
-        'messaging.operation.type': 'send',
-        'messaging.operation.name': 'send',
-      });
-    }
+    expectPublishShape(published, 'contacts', TOPICS.contactsChanged);
+    const { relay } = published;
 
     const record = await recordOf(
       contactsWatch,
@@ -456,17 +465,8 @@ describe('a request traced end to end', () => {
     }
 
     // The relay's publish links to the span the outbox row was written in: events.record.
-    const { publish, relay, sends } = published;
-    expect(publish.parentSpanId).toBeNull();
-    expect(publish.attributes).toMatchObject({ 'outbox.name': 'events' });
-    for (const send of sends) {
-      expect(send.attributes).toMatchObject({
-        'messaging.system': 'kafka',
-        'messaging.destination.name': TOPICS.eventsRecorded,
-        'messaging.operation.type': 'send',
-        'messaging.operation.name': 'send',
-      });
-    }
+    expectPublishShape(published, 'events', TOPICS.eventsRecorded);
+    const { relay } = published;
 
     const recorded = await recordOf(
       eventsWatch,

@@ -78,14 +78,21 @@ function summarize() {
   let passed = 0;
   let failed = 0;
   let skipped = 0;
+  /** Failed tests by name (jest packages list theirs) or, failing that, the check that failed. */
+  const failures = [];
   const files = fs.existsSync(resultsDir) ? fs.readdirSync(resultsDir) : [];
   for (const file of files) {
     const r = JSON.parse(fs.readFileSync(path.join(resultsDir, file), 'utf8'));
     passed += r.passed;
     failed += r.failed;
     skipped += r.skipped;
+    const name = r.name ?? path.basename(file, '.json');
+    if (r.failures?.length)
+      failures.push(...r.failures.map((f) => ({ ...f, test: `${name}: ${f.test}` })));
+    else if (r.failed > 0)
+      failures.push({ test: `${name}: ${r.failed} failed (see its output above)`, message: [] });
   }
-  return { passed, failed, skipped, packages: files.length };
+  return { passed, failed, skipped, failures, packages: files.length };
 }
 
 // Offline chart, manifest and image checks: no stack needed (builds helm & co. once, cached).
@@ -103,6 +110,7 @@ await buildWorkspace();
 const { started: startedComponents } = await up({ build: false, quiet: true });
 
 let ok = false;
+const failedSteps = [];
 try {
   const env = {
     ...process.env,
@@ -151,15 +159,23 @@ try {
   // The resilience tests stop and start shared infrastructure (Kafka, Redis): nothing else may
   // run meanwhile, so they come last, alone, one task at a time. They count in the closing line.
   const resilience = turbo('--concurrency=1', '--output-logs=new-only', `--filter=${RESILIENCE}`);
-  ok = chart && checks && packages && nodeTests && smoke && fuzz && resilience;
+  const steps = { chart, checks, packages, nodeTests, smoke, fuzz, resilience };
+  failedSteps.push(...Object.keys(steps).filter((step) => !steps[step]));
+  ok = failedSteps.length === 0;
 } finally {
   if (startedComponents.length > 0) await down({ only: startedComponents, quiet: true });
 }
 
-const { passed, failed, skipped, packages } = summarize();
+const { passed, failed, skipped, failures, packages } = summarize();
 const seconds = Math.round((Date.now() - started) / 1000);
+// Repeated at the end, where a truncated log still shows them.
+if (failures.length > 0) console.log('\nfailed:');
+for (const { test, message } of failures) {
+  console.log(`  ✕ ${test}`);
+  for (const line of message) console.log(`      ${line.slice(0, 200)}`);
+}
 console.log(
-  `\n${packages} test packages, ${seconds} s${ok ? '' : ' (some checks failed: see above)'}`,
+  `\n${packages} test packages, ${seconds} s${ok ? '' : ` (failed steps: ${failedSteps.join(', ') || 'stack'})`}`,
 );
 console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(ok && failed === 0 && passed > 0 ? 0 : 1);

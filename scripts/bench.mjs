@@ -1,11 +1,14 @@
 // `npm run bench`: benchmarks, not tests. Each prints its figures beside a baseline measured
 // in the same run. Needs the local stack; brings it up if needed and stops what it started.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { UsageError, commandLine, positiveInteger } from './lib/args.mjs';
 import { dataDir, down, ingressUrl, up } from './stack/index.mjs';
 import { repoRoot } from './stack/config.mjs';
 import { adminToken } from './stack/secrets.mjs';
+import { NODE_VERSION as IMAGE_NODE_VERSION } from './images/base.mjs';
+import { stackPids } from './bench/procstat.mjs';
 import { chartSvg, renderPng } from './bench/chart.mjs';
 import * as events from './bench/events.mjs';
 import * as tokenExchange from './bench/token-exchange.mjs';
@@ -71,7 +74,17 @@ const { started } = await up({ quiet: true });
 let problems = 0;
 try {
   const seconds = Number(values.seconds);
-  console.log(`node ${process.version}, ${new Date().toISOString()}, ${seconds} s per measurement`);
+  const serviceNode = await servicesNodeVersion();
+  console.log(
+    `node ${process.version} (services: ${serviceNode ?? 'unknown'}), ${new Date().toISOString()}, ${seconds} s per measurement`,
+  );
+  const major = (version) => Number(/^v?(\d+)/.exec(version ?? '')?.[1]);
+  if (serviceNode && major(serviceNode) !== major(IMAGE_NODE_VERSION)) {
+    console.log(
+      `note: the services run Node ${serviceNode}, the images Node ${IMAGE_NODE_VERSION}; the figures differ by major ` +
+        "(docs/development.md, Benchmarks, says how to measure with the images' Node)",
+    );
+  }
   const stamp = Date.now();
   const results = {};
   for (const bench of selected) {
@@ -91,7 +104,14 @@ try {
   }
   const out = path.join(dataDir, 'bench', `results-${stamp}.json`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, JSON.stringify(results, null, 2));
+  fs.writeFileSync(
+    out,
+    JSON.stringify(
+      { node: { bench: process.version, services: serviceNode }, ...results },
+      null,
+      2,
+    ),
+  );
   console.log(`\nraw figures: ${path.relative(process.cwd(), out)}`);
   if (results[events.name]) {
     const svg = chartSvg(events.chartData(results[events.name]));
@@ -104,3 +124,15 @@ try {
   if (started.length > 0) await down({ only: started, quiet: true });
 }
 if (problems > 0) process.exitCode = 1;
+
+/** The Node.js version the stack's services run (the events service's binary), or null. */
+async function servicesNodeVersion() {
+  const pid = (await stackPids()).events;
+  if (!pid) return null;
+  try {
+    const binary = fs.readlinkSync(`/proc/${pid}/exe`);
+    return execFileSync(binary, ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    return null;
+  }
+}

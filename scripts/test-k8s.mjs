@@ -578,8 +578,8 @@ async function main() {
       { optional: true },
     );
 
-    // A probe that fails while its process starts (nothing listens yet) or stops (the drain
-    // answers /readyz 503, then the port closes) is a Warning too: listed and counted, but only
+    // A probe that fails while its process starts (nothing listens yet), times out on a loaded
+    // node, or meets a stopping pod's closed port is a Warning too: listed and counted, but only
     // any other warning, or a container restart, fails the step.
     await step(
       'no Warning event of the release but probes of starting or stopping pods, no restart',

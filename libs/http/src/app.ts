@@ -16,9 +16,6 @@ export interface HttpAppOptions {
   requestLog?: RequestLogOptions;
 }
 
-/** Set by graceful shutdown so /readyz fails and the load balancer stops sending traffic. */
-export const SHUTTING_DOWN = 'shuttingDown';
-
 async function runCheck(check: ReadinessCheck, timeoutMs: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -46,7 +43,6 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('strict routing', false);
   // Behind the ingress: trust the X-Forwarded-* headers only from a loopback or cluster proxy.
   app.set('trust proxy', ['loopback', 'uniquelocal']);
-  app.locals[SHUTTING_DOWN] = false;
 
   // Request ids and the request log in one middleware: one layer fewer on every request.
   app.use(requestLog(logger, options.requestLog));
@@ -54,11 +50,10 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // Dependencies only, draining or not: Kubernetes takes a terminating pod out of its Services'
+  // ready endpoints when its deletion starts, whatever the probe says, and the kubelet goes on
+  // probing it, so a drain that failed /readyz would only add a Warning event per stopping pod.
   app.get('/readyz', async (_req, res) => {
-    if (app.locals[SHUTTING_DOWN]) {
-      res.status(503).json({ code: 'service_unavailable', message: 'shutting down' });
-      return;
-    }
     const names = Object.keys(readiness);
     const results = await Promise.all(
       names.map(

@@ -1,4 +1,4 @@
-export { createHttpApp, SHUTTING_DOWN, type HttpAppOptions, type ReadinessCheck } from './app.js';
+export { createHttpApp, type HttpAppOptions, type ReadinessCheck } from './app.js';
 export { jsonBody, MAX_BODY_BYTES } from './body.js';
 export { publicCors } from './cors.js';
 export { createLogger, type Logger, type RequestLogOptions } from './logger.js';

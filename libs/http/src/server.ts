@@ -2,7 +2,6 @@ import type { Express } from 'express';
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from './logger.js';
-import { SHUTTING_DOWN } from './app.js';
 
 export interface ServerOptions {
   host: string;
@@ -58,7 +57,6 @@ export async function startServer(app: Express, options: ServerOptions): Promise
   });
   const close = ({ drainMs = 0 }: { drainMs?: number } = {}) => {
     closing ??= (async () => {
-      app.locals[SHUTTING_DOWN] = true;
       if (drainMs > 0) {
         draining = true;
         await new Promise((resolve) => setTimeout(resolve, drainMs));

@@ -32,7 +32,7 @@ async function start(readiness: Record<string, () => Promise<unknown>> = {}) {
   const app = createHttpApp({
     logger,
     readiness,
-    requestLog: { slowInternalMs: 200 },
+    requestLog: { slowInternalMs: 1_000 },
     routes: (app) => {
       app.post('/echo', ...jsonBody(), (req, res) => {
         res.json({ got: req.body as unknown });
@@ -124,7 +124,7 @@ describe('createHttpApp', () => {
     expect((await call('quick', {})).status).toBe(200);
     expect((await call('refused', { status: 422 })).status).toBe(422);
     expect((await call('failed', { status: 500 })).status).toBe(500);
-    expect((await call('slow', { wait: 250 })).status).toBe(200);
+    expect((await call('slow', { wait: 1_050 })).status).toBe(200);
     await new Promise((r) => setTimeout(r, 20));
     const logged = lines
       .map((l) => JSON.parse(l) as { req?: { id?: string }; route?: string; err?: unknown })
@@ -248,6 +248,18 @@ describe('createHttpApp', () => {
     expect(during.filter((c) => c === 'close')).toHaveLength(4);
     expect(seen.slice(0, before).every((c) => c === 'keep-alive')).toBe(true);
     expect(failures).toBe(0);
+  });
+
+  it('when shutdown drains, then /readyz still reports the dependencies (200), closing its connection', async () => {
+    const url = await start();
+    const closing = running!.close({ drainMs: 300 });
+    await new Promise((r) => setTimeout(r, 50));
+    const res = await fetch(`${url}/readyz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: 'ready' });
+    expect(res.headers.get('connection')).toBe('close');
+    await closing;
+    running = undefined;
   });
 
   it('when shutdown runs, then the hooks run in order after the server stopped', async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ADMIN_TOKEN, SERVICE_TOKEN, startAuthService, type TestAuthService } from './support.js';
 
@@ -60,7 +61,9 @@ describe('operator API: tenants', () => {
   });
 
   it('when the admin token is missing or wrong, then 401 and nothing is created', async () => {
-    const before = (await auth.pool.query('select count(*)::int as n from tenants')).rows[0].n;
+    // A name of its own: other tests (and the end-to-end suite, on the same database) create
+    // Tenants meanwhile, so only this name's count says whether these requests made one.
+    const name = `Sneaky ${randomUUID()}`;
     for (const authorization of [undefined, 'Bearer nope']) {
       const res = await fetch(`${auth.url}/admin/v1/tenants`, {
         method: 'POST',
@@ -68,14 +71,16 @@ describe('operator API: tenants', () => {
           'content-type': 'application/json',
           ...(authorization ? { authorization } : {}),
         },
-        body: JSON.stringify({ name: 'Sneaky' }),
+        body: JSON.stringify({ name }),
       });
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ code: 'unauthenticated' });
     }
-    expect((await auth.pool.query('select count(*)::int as n from tenants')).rows[0].n).toBe(
-      before,
+    const created = await auth.pool.query(
+      'select count(*)::int as n from tenants where name = $1',
+      [name],
     );
+    expect(created.rows[0].n).toBe(0);
   });
 
   it('when the method is wrong, then 405 with Allow', async () => {

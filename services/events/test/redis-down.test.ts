@@ -201,7 +201,9 @@ describe('the fast path while Redis fails', () => {
 
       expect(timedOut).toBeGreaterThanOrEqual(90);
       expect(timedOut).toBeLessThan(1_000);
-      expect(resting).toBeLessThan(20);
+      // Under the 100 ms a call to the hanging Redis would wait: the cache did not ask it. (A
+      // tighter bound would measure the machine: one GC pause of a loaded test worker is 20 ms.)
+      expect(resting).toBeLessThan(90);
       expect(retried).toBeGreaterThanOrEqual(90);
       expect(retried).toBeLessThan(1_000);
     } finally {

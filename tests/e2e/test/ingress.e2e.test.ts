@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
@@ -12,16 +12,33 @@ const accessLog = path.join(
   'nginx-access.log',
 );
 
-/** The access-log line of one request, found by its X-Request-Id (nginx logs after answering). */
-async function accessLogLine(requestId: string): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + 5000;
+/**
+ * The access-log line of one request, found by its X-Request-Id (nginx logs after answering),
+ * read from `from` (the log's size before the request was sent) on: the whole log of a long-used
+ * stack can be hundreds of megabytes.
+ */
+async function accessLogLine(requestId: string, from: number): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + 15_000;
   for (;;) {
-    const line = readFileSync(accessLog, 'utf8')
+    const line = logSince(from)
       .split('\n')
       .find((l) => l.includes(`"request_id":"${requestId}"`));
     if (line) return JSON.parse(line) as Record<string, unknown>;
     if (Date.now() > deadline) throw new Error(`no access log line for ${requestId}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** What the access log holds past byte `from`. */
+function logSince(from: number): string {
+  const fd = openSync(accessLog, 'r');
+  try {
+    const length = Math.max(0, fstatSync(fd).size - from);
+    const buffer = Buffer.alloc(length);
+    const read = readSync(fd, buffer, 0, length, from);
+    return buffer.toString('utf8', 0, read);
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -109,12 +126,13 @@ describe('the ingress', () => {
     'when a caller sends its own X-Forwarded-For, then the service gets the peer address instead',
     async () => {
       const requestId = `e2e-xff-${randomUUID()}`;
+      const logSize = statSync(accessLog).size;
       const res = await fetch(`${INGRESS}/v1/token`, {
         method: 'POST',
         headers: { 'x-request-id': requestId, 'x-forwarded-for': '203.0.113.7' },
       });
       expect(res.status).toBe(401); // answered by the auth service, so it went upstream
-      const line = await accessLogLine(requestId);
+      const line = await accessLogLine(requestId, logSize);
       // `forwarded_for` is the very variable the ingress sends upstream as X-Forwarded-For.
       expect(line.client_forwarded_for).toBe('203.0.113.7');
       expect(line.forwarded_for).toBe(line.remote_addr);

@@ -32,7 +32,10 @@ export interface OutboxRelayOptions {
    * rather than being absent until a first message. Others are reported once seen.
    */
   topics?: readonly string[];
-  /** Most rows published per batch (one sendBatch, one transaction). Default 500. */
+  /**
+   * Most rows published per batch (one sendBatch, one transaction). Default 1,000: the relay
+   * publishes one batch at a time, so under a burst its throughput is rows per round trip.
+   */
   batchSize?: number;
   /**
    * Most bytes (keys, values, headers and a per-message allowance) published per batch. Kafka
@@ -73,7 +76,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     producer,
     logger,
     name,
-    batchSize = 500,
+    batchSize = 1000,
     maxBatchBytes = 768 * 1024,
     pollIntervalMs = 200,
     maxBackoffMs = 5_000,

@@ -27,6 +27,18 @@ export type RouteAccess =
  * One route. Public and operator routes are documented in the OpenAPI document; internal ones
  * (Herald's services calling each other) are mounted only, and no ingress routes them.
  */
+/**
+ * The `node` arguments of every Herald process, before its entry: OpenTelemetry preloaded before
+ * anything it instruments, and kafkajs's one warning silenced. kafkajs computes a timeout from
+ * -1 - Date.now() when a connection opens; Node 24 warns about the negative number (and waits
+ * 1 ms, as meant) on stderr, outside the JSON log.
+ */
+export const PROCESS_NODE_ARGS = [
+  '--import',
+  '@herald/telemetry/register',
+  '--disable-warning=TimeoutNegativeWarning',
+] as const;
+
 export interface RouteSpec {
   method: HttpMethod;
   /** The Express path, e.g. `/v1/contacts/:externalId`. */

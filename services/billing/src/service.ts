@@ -1,7 +1,13 @@
 // The billing service, declared once: its process and its routes. `npm run generate` derives
 // the OpenAPI document, the local stack's registry, the chart's process list and the compose
 // ingress from it; the app mounts its routes from it. Light on purpose: scripts import it.
-import { defineService, errorSchemas, settingsOf, type RouteSpec } from '@herald/http';
+import {
+  PROCESS_NODE_ARGS,
+  defineService,
+  errorSchemas,
+  settingsOf,
+  type RouteSpec,
+} from '@herald/http';
 import { TOPICS } from '@herald/messages';
 import { subscriptionStatusResponse } from './schemas.js';
 import { configSchema } from './config.js';
@@ -39,7 +45,7 @@ export const manifest = defineService({
       metricsPort: 19084,
       database: 'herald_billing',
       migrate: 'dist/migrate.js',
-      nodeArgs: ['--import', '@herald/telemetry/register'],
+      nodeArgs: PROCESS_NODE_ARGS,
       topics: {
         creates: [TOPICS.subscriptionsChanged],
         produces: [TOPICS.subscriptionsChanged],

@@ -38,6 +38,26 @@ const uniqueTopic = (label: string) => {
 };
 
 /** The topic's own (topic-level) settings, as Kafka describes them. */
+/**
+ * Asserts on a topic's own settings until the assertion holds (10 s at most): the broker applies
+ * an acknowledged config change through its metadata log, so a describe just after may not show it.
+ */
+async function expectSettings(
+  topic: string,
+  assert: (settings: Record<string, string>) => void,
+): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      assert(await ownSettings(topic));
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 async function ownSettings(topic: string): Promise<Record<string, string>> {
   const admin = kafka.admin();
   await admin.connect();
@@ -243,14 +263,16 @@ describe('ensureTopics on the local broker', () => {
         { topic, name: 'delete.retention.ms', from: null, to: '86400000' },
       ],
     });
-    expect(await ownSettings(topic)).toEqual({
-      'cleanup.policy': 'compact',
-      'max.message.bytes': '2000000',
-      'max.compaction.lag.ms': '86400000',
-      'segment.ms': '43200000',
-      'min.cleanable.dirty.ratio': '0.1',
-      'delete.retention.ms': '86400000',
-    });
+    await expectSettings(topic, (settings) =>
+      expect(settings).toEqual({
+        'cleanup.policy': 'compact',
+        'max.message.bytes': '2000000',
+        'max.compaction.lag.ms': '86400000',
+        'segment.ms': '43200000',
+        'min.cleanable.dirty.ratio': '0.1',
+        'delete.retention.ms': '86400000',
+      }),
+    );
 
     expect((await ensureTopics(kafka, [spec(86_400_000)])).reconciled).toEqual([]);
 
@@ -260,11 +282,13 @@ describe('ensureTopics on the local broker', () => {
       { topic, name: 'segment.ms', from: '43200000', to: '1800000' },
       { topic, name: 'delete.retention.ms', from: '86400000', to: '3600000' },
     ]);
-    expect(await ownSettings(topic)).toMatchObject({
-      'max.message.bytes': '2000000',
-      'max.compaction.lag.ms': '3600000',
-      'segment.ms': '1800000',
-    });
+    await expectSettings(topic, (settings) =>
+      expect(settings).toMatchObject({
+        'max.message.bytes': '2000000',
+        'max.compaction.lag.ms': '3600000',
+        'segment.ms': '1800000',
+      }),
+    );
   });
 
   it('when a retained topic is made, then it holds the retention as its own setting', async () => {

@@ -24,10 +24,6 @@ export type RouteAccess =
   | { kind: 'none' };
 
 /**
- * One route. Public and operator routes are documented in the OpenAPI document; internal ones
- * (Herald's services calling each other) are mounted only, and no ingress routes them.
- */
-/**
  * The `node` arguments of every Herald process, before its entry: OpenTelemetry preloaded before
  * anything it instruments, and kafkajs's one warning silenced. kafkajs computes a timeout from
  * -1 - Date.now() when a connection opens; Node 24 warns about the negative number (and waits
@@ -39,6 +35,10 @@ export const PROCESS_NODE_ARGS = [
   '--disable-warning=TimeoutNegativeWarning',
 ] as const;
 
+/**
+ * One route. Public and operator routes are documented in the OpenAPI document; internal ones
+ * (Herald's services calling each other) are mounted only, and no ingress routes them.
+ */
 export interface RouteSpec {
   method: HttpMethod;
   /** The Express path, e.g. `/v1/contacts/:externalId`. */

@@ -15,6 +15,7 @@ export {
   type TokenOptions,
 } from './tokens.js';
 export {
+  DUMP_SEARCH_TIMEOUT_MS,
   findPgDump,
   heraldDatabases,
   searchHeraldDatabaseDumps,

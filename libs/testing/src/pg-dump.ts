@@ -35,6 +35,12 @@ export async function heraldDatabases(serverUrl = TEST_POSTGRES_URL): Promise<st
   }
 }
 
+/**
+ * A test timeout for one that searches every dump twice (before and after): tens of seconds on
+ * a local stack grown by benchmarks.
+ */
+export const DUMP_SEARCH_TIMEOUT_MS = 120_000;
+
 export interface DumpSearch {
   /** Every Herald database that was dumped. */
   databases: string[];

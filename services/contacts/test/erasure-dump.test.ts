@@ -2,11 +2,8 @@
 // email, name, phone or externalId. Every Herald database is dumped with pg_dump and searched.
 import { randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { searchHeraldDatabaseDumps } from '@herald/testing';
+import { DUMP_SEARCH_TIMEOUT_MS, searchHeraldDatabaseDumps } from '@herald/testing';
 import { startContactsService, type TestContactsService } from './support.js';
-
-/** Every Herald database is dumped twice: tens of seconds on a local stack grown by benchmarks. */
-const DUMPS_TIMEOUT_MS = 120_000;
 
 let svc: TestContactsService;
 beforeAll(async () => {
@@ -61,6 +58,6 @@ describe('erasure leaves no trace in any database', () => {
       // Only the bare id is kept, to answer the by-id retry.
       expect(after.holding(id).length).toBeGreaterThan(0);
     },
-    DUMPS_TIMEOUT_MS,
+    DUMP_SEARCH_TIMEOUT_MS,
   );
 });

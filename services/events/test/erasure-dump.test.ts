@@ -6,7 +6,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { taggedKey, type RedisClient } from '@herald/redis';
-import { searchHeraldDatabaseDumps } from '@herald/testing';
+import { DUMP_SEARCH_TIMEOUT_MS, searchHeraldDatabaseDumps } from '@herald/testing';
 import { startEventsService, type TestEventsService } from './support.js';
 
 /** The databases test setup uses here (support.ts); they must be among those dumped. */
@@ -36,9 +36,6 @@ async function dedupNamespace(tenantId: string): Promise<string[]> {
   }
   return found;
 }
-
-/** Every Herald database is dumped twice: tens of seconds on a local stack grown by benchmarks. */
-const DUMPS_TIMEOUT_MS = 120_000;
 
 describe('erasure leaves no trace of a Contact or its Events in any database', () => {
   it(
@@ -108,6 +105,6 @@ describe('erasure leaves no trace of a Contact or its Events in any database', (
         expect(redisValues.filter((v) => v.includes(value))).toEqual([]);
       }
     },
-    DUMPS_TIMEOUT_MS,
+    DUMP_SEARCH_TIMEOUT_MS,
   );
 });

@@ -109,7 +109,7 @@ const total = (samples: Sample[]) => samples.reduce((sum, s) => sum + s.value, 0
  * (10 ms apart) taken since its last collection, so a scrape just after the stack's Prometheus
  * (every 5 s) or another test's can lack it.
  */
-async function eventually(name: string, check: (s: Scrape) => void, timeoutMs = 20_000) {
+async function eventually(name: string, check: (s: Scrape) => void = () => {}, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const s = await scrape(name);
@@ -233,7 +233,7 @@ describe('the metrics endpoints', () => {
   );
 
   it('when auth has exchanged tokens, then RED by route pattern, exchanges by outcome and the argon2 queue are exposed', async () => {
-    const s = await eventually('auth', () => {});
+    const s = await eventually('auth');
     expectRed(s, '/v1/token', 'POST', 200);
     expectRed(s, '/v1/token', 'POST', 401);
     expectRed(s, '/admin/v1/tenants', 'POST', 201);
@@ -273,7 +273,7 @@ describe('the metrics endpoints', () => {
   });
 
   it('when events has recorded, then RED by route pattern, refusals by rule, 402s, dedup hits and identity resolution are exposed', async () => {
-    const s = await eventually('events', () => {});
+    const s = await eventually('events');
     expectRed(s, '/v1/events/by-external-id', 'POST', 202);
     expectRed(s, '/v1/events/by-email', 'POST', 422);
     expectRed(s, '/v1/events/by-email', 'POST', 402);

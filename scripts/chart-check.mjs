@@ -28,7 +28,6 @@ import { ensureGoTool } from './go-tools.mjs';
 import { commandLine } from './lib/args.mjs';
 import { yamlDocument, yamlDocuments } from './chart-check/helm-json.mjs';
 import { ensureSchemas, KUBERNETES_VERSION } from './chart-check/k8s-schemas.mjs';
-import { ensureHttpRouteSchema, GATEWAY_API_VERSION } from './lib/gateway-api.mjs';
 import { checkComposeServices, checkProcesses } from './chart-check/registry.mjs';
 import { valuesTable, withValuesTable } from './chart-check/values-doc.mjs';
 import { services as registry } from './stack/services.mjs';
@@ -242,14 +241,6 @@ async function ensurePromtool() {
   return found.promtool;
 }
 
-/** The alert-rules module; it reads YAML with the `yaml` package, which a fresh clone lacks. */
-async function alertRulesModule() {
-  if (!fs.existsSync(path.join(root, 'node_modules', 'yaml', 'package.json'))) {
-    await ensureNodeModules();
-  }
-  return import('./observability/alert-rules.mjs');
-}
-
 /** Each rule of `groups` as `<group>/<alert>`, for messages. */
 function ruleNames(groups) {
   return groups.flatMap((g) => g.rules.map((r) => `${g.name}/${r.alert ?? r.record}`));
@@ -288,7 +279,7 @@ async function alertRuleSteps(tools) {
   await step(
     'alert rules: the PrometheusRule and the plain rules file hold the same rules',
     async () => {
-      const { renderAlertRules, writeAlertRules } = await alertRulesModule();
+      const { renderAlertRules, writeAlertRules } = await import('./observability/alert-rules.mjs');
       const rendering = run(tools.helm, [
         'template',
         RELEASE,
@@ -392,6 +383,9 @@ async function main() {
   const started = Date.now();
   const tools = {};
   await step('tools', async () => {
+    // Before the modules that read YAML with the `yaml` package, which a fresh clone lacks.
+    await ensureNodeModules();
+    const { ensureHttpRouteSchema, GATEWAY_API_VERSION } = await import('./lib/gateway-api.mjs');
     for (const name of ['helm', 'kubeconform', 'helm-unittest']) tools[name] = ensureGoTool(name);
     tools.hadolint = ensureHadolint();
     tools.schemas = ensureSchemas(toolsDir);

@@ -44,12 +44,25 @@ function counted(name, command, args, env, counts) {
   const result = spawnSync(command, args, { env, encoding: 'utf8' });
   process.stdout.write(result.stdout);
   process.stderr.write(result.stderr);
+  const ok = result.status === 0;
   fs.mkdirSync(resultsDir, { recursive: true });
   fs.writeFileSync(
     path.join(resultsDir, `${name}.json`),
-    JSON.stringify({ skipped: 0, ...counts(result.stdout) }),
+    JSON.stringify({
+      skipped: 0,
+      ...counts(result.stdout),
+      ...(ok ? {} : { failures: [{ test: `exit ${result.status}`, message: tail(result) }] }),
+    }),
   );
-  return result.status === 0;
+  return ok;
+}
+
+/** What a failed check said last: its FAIL lines with their messages, else its output's end. */
+function tail({ stdout, stderr }) {
+  const lines = `${stdout}\n${stderr}`.split('\n');
+  const fail = lines.findIndex((l) => /\bFAIL\b|^not ok/.test(l));
+  const said = (fail >= 0 ? lines.slice(fail) : lines).filter((l) => l.trim());
+  return fail >= 0 ? said.slice(0, 12) : said.slice(-12);
 }
 
 /** Schemathesis's closing line: `3137 generated, 3137 passed, 34 skipped` (test cases). */

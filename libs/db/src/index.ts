@@ -12,11 +12,12 @@ export {
   isUniqueViolation,
   pingDatabase,
   RETRYABLE,
+  withStatement,
   withTransaction,
   type Pool,
   type PoolClient,
   type PoolOptions,
   type Queryable,
   type RetryableFailure,
-  type TransactionOptions,
+  type RetryOptions,
 } from './pool.js';

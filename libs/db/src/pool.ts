@@ -70,11 +70,29 @@ export const RETRYABLE = {
 
 export type RetryableFailure = keyof typeof RETRYABLE;
 
-export interface TransactionOptions {
-  /** The failures after which the whole transaction runs again; none unless named. */
+export interface RetryOptions {
+  /** The failures after which the whole work runs again; none unless named. */
   retryOn?: readonly RetryableFailure[];
   /** How many times it runs at most, the first included. Default 3. */
   attempts?: number;
+}
+
+/**
+ * Runs `work` again when it failed with one of the `retryOn` failures, at most `attempts` times;
+ * the last failure is thrown. The work must be one transaction (a single statement is one), so
+ * that nothing of a failed attempt stays.
+ */
+async function withRetries<T>(work: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
+  const retryable = new Set<string>((options.retryOn ?? []).map((name) => RETRYABLE[name]));
+  const attempts = options.attempts ?? 3;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await work();
+    } catch (err) {
+      const code = (err as { code?: unknown } | null)?.code;
+      if (attempt >= attempts || typeof code !== 'string' || !retryable.has(code)) throw err;
+    }
+  }
 }
 
 /**
@@ -82,21 +100,25 @@ export interface TransactionOptions {
  * `retryOn`, a transaction that failed with one of those failures runs again from the start
  * (on a new connection), at most `attempts` times; the last failure is thrown.
  */
-export async function withTransaction<T>(
+export function withTransaction<T>(
   pool: Pool,
   fn: (client: PoolClient) => Promise<T>,
-  options: TransactionOptions = {},
+  options: RetryOptions = {},
 ): Promise<T> {
-  const retryable = new Set<string>((options.retryOn ?? []).map((name) => RETRYABLE[name]));
-  const attempts = options.attempts ?? 3;
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await traced((span) => runOnce(pool, fn, span));
-    } catch (err) {
-      const code = (err as { code?: unknown } | null)?.code;
-      if (attempt >= attempts || typeof code !== 'string' || !retryable.has(code)) throw err;
-    }
-  }
+  return withRetries(() => traced((span) => runOnce(pool, fn, span)), options);
+}
+
+/**
+ * Runs `fn`, whose one statement is its own transaction (a call of a function that writes), as
+ * withTransaction runs a transaction but without `begin` and `commit`: one round trip, the same
+ * span, the same retries.
+ */
+export function withStatement<T>(
+  pool: Pool,
+  fn: (client: PoolClient) => Promise<T>,
+  options: RetryOptions = {},
+): Promise<T> {
+  return withRetries(() => traced((span) => runAlone(pool, fn, span)), options);
 }
 
 const tracer = trace.getTracer('@herald/db');
@@ -127,14 +149,20 @@ function traced<T>(run: (span?: Span) => Promise<T>): Promise<T> {
   );
 }
 
+/** A connection from the pool, its database named on the span. */
+async function connect(pool: Pool, span?: Span): Promise<PoolClient> {
+  const client = await pool.connect();
+  const database = (client as { database?: unknown }).database;
+  if (span && typeof database === 'string') span.setAttribute('db.namespace', database);
+  return client;
+}
+
 async function runOnce<T>(
   pool: Pool,
   fn: (client: PoolClient) => Promise<T>,
   span?: Span,
 ): Promise<T> {
-  const client = await pool.connect();
-  const database = (client as { database?: unknown }).database;
-  if (span && typeof database === 'string') span.setAttribute('db.namespace', database);
+  const client = await connect(pool, span);
   // A connection whose rollback failed is destroyed rather than handed to the next caller.
   let broken: Error | undefined;
   try {
@@ -149,6 +177,20 @@ async function runOnce<T>(
     throw err;
   } finally {
     client.release(broken);
+  }
+}
+
+// A failed statement leaves the connection usable; the pool drops one that is not.
+async function runAlone<T>(
+  pool: Pool,
+  fn: (client: PoolClient) => Promise<T>,
+  span?: Span,
+): Promise<T> {
+  const client = await connect(pool, span);
+  try {
+    return await fn(client);
+  } finally {
+    client.release();
   }
 }
 

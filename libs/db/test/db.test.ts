@@ -8,6 +8,7 @@ import {
   isUniqueViolation,
   MigrationError,
   runMigrations,
+  withStatement,
   withTransaction,
   type Pool,
   type PoolClient,
@@ -251,5 +252,40 @@ describe('withTransaction with retryOn', () => {
     });
     await expect(failing).rejects.toMatchObject({ code: '40001' });
     expect(runs).toBe(1);
+  });
+});
+
+describe('withStatement', () => {
+  it("when its one statement fails with a named failure, then it runs again and only the second run's row is written", async () => {
+    await pool.query('create table if not exists alone (id int primary key)');
+    await pool.query('insert into alone (id) values (1)');
+    let runs = 0;
+    const result = await withStatement(
+      pool,
+      async (client) => {
+        runs += 1;
+        // The first run collides with the existing row; the second writes a free id.
+        const { rows } = await client.query<{ id: number }>(
+          'insert into alone (id) values ($1) returning id',
+          [runs],
+        );
+        return rows[0]!.id;
+      },
+      { retryOn: ['uniqueViolation'] },
+    );
+    expect({ result, runs }).toEqual({ result: 2, runs: 2 });
+    const { rows } = await pool.query('select id from alone order by id');
+    expect(rows.map((r) => r.id)).toEqual([1, 2]);
+  });
+
+  it('when retryOn is left out, then a failure is thrown at once and nothing is written', async () => {
+    let runs = 0;
+    const failing = withStatement(pool, async (client) => {
+      runs += 1;
+      await client.query('insert into alone (id) values (1)');
+    });
+    await expect(failing).rejects.toMatchObject({ code: '23505' });
+    expect(runs).toBe(1);
+    expect((await pool.query('select count(*)::int as n from alone')).rows[0].n).toBe(2);
   });
 });

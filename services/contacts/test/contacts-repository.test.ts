@@ -1,7 +1,8 @@
 // The repository names the Tenant in every statement on a Contact: an id alone reaches no other
 // Tenant's Contact, whatever the caller got wrong.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { findContactById, updateContact } from '../src/data/contacts-repository.js';
+import { randomUUID } from 'node:crypto';
+import { findContactById, upsertContact } from '../src/data/contacts-repository.js';
 import { startContactsService, uniqueEmail, type TestContactsService } from './support.js';
 
 let svc: TestContactsService;
@@ -21,36 +22,48 @@ async function newContact() {
   return { tenantId, contact: (await findContactById(svc.pool, tenantId, id))! };
 }
 
-describe('updateContact', () => {
-  it("when another Tenant's id is given with the Contact's id, then nothing changes and null comes back", async () => {
+const upsertOf = (tenantId: string, fields: { externalId: string; email: string; name: string }) =>
+  upsertContact(svc.pool, {
+    tenantId,
+    ...fields,
+    newId: randomUUID(),
+    messageId: randomUUID(),
+    topic: 'herald.contacts.changed',
+    headers: {},
+  });
+
+describe('upsertContact', () => {
+  it("when another Tenant upserts the Contact's externalId and email, then it gets a Contact of its own and the first is untouched", async () => {
     const { tenantId, contact } = await newContact();
     const { tenantId: other } = svc.newTenant();
 
-    const updated = await updateContact(svc.pool, other, contact.id, {
-      externalId: 'taken-over',
-      email: uniqueEmail('intruder'),
+    const result = await upsertOf(other, {
+      externalId: 'user-1',
+      email: contact.email,
       name: 'Mallory',
-      phone: null,
-      timeZone: null,
     });
 
-    expect(updated).toBeNull();
+    expect(result.status).toBe('created');
+    expect(result.status !== 'conflict' && result.contact.id).not.toBe(contact.id);
     expect(await findContactById(svc.pool, tenantId, contact.id)).toStrictEqual(contact);
+    expect(await findContactById(svc.pool, other, contact.id)).toBeNull();
   });
 
-  it("when the Contact's own Tenant is given, then the row changes", async () => {
+  it("when the Contact's own Tenant upserts it, then the row changes", async () => {
     const { tenantId, contact } = await newContact();
-    const fields = {
+
+    const result = await upsertOf(tenantId, {
       externalId: 'user-1',
-      email: uniqueEmail('renamed'),
+      email: contact.email,
       name: 'Ada L.',
-      phone: '+4915112345678',
-      timeZone: 'Europe/Berlin',
-    };
+    });
 
-    const updated = await updateContact(svc.pool, tenantId, contact.id, fields);
-
-    expect(updated).toMatchObject({ id: contact.id, tenantId, ...fields });
-    expect(await findContactById(svc.pool, tenantId, contact.id)).toStrictEqual(updated);
+    expect(result).toMatchObject({
+      status: 'updated',
+      contact: { id: contact.id, name: 'Ada L.' },
+    });
+    expect(await findContactById(svc.pool, tenantId, contact.id)).toStrictEqual(
+      result.status !== 'conflict' && result.contact,
+    );
   });
 });

@@ -1,6 +1,7 @@
 // PUT /v1/contacts/{externalId} and POST /v1/contacts: the answer, what is stored, and the
 // identity rules (docs/api-reference.md#contacts-and-identities).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { contactChangedMessage } from '@herald/messages';
 import {
   startContactsService,
   TIMESTAMP,
@@ -392,7 +393,13 @@ describe('Kafka: contact changes go to the outbox', () => {
 
   it('when a Contact is created, then one contact.created message (version 1) with the Contact is enqueued, keyed by its id', async () => {
     const { tenantId, token } = svc.newTenant();
-    const contact = await (await put(token, 'user-1', { email: uniqueEmail(), name: 'K' })).json();
+    const body = {
+      email: uniqueEmail(),
+      name: 'K \u00e9 "quoted" \\ \u2603',
+      phone: '+4915112345678',
+      timeZone: 'Europe/Berlin',
+    };
+    const contact = await (await put(token, 'user-1', body)).json();
 
     expect(await outboxFor(contact.id)).toStrictEqual([
       {
@@ -409,6 +416,9 @@ describe('Kafka: contact changes go to the outbox', () => {
         },
       },
     ]);
+    expect(contactChangedMessage.safeParse((await outboxFor(contact.id))[0]!.value).success).toBe(
+      true,
+    );
   });
 
   it('when a Contact is updated by PUT and POST, then a contact.updated message follows each change, and a repeat adds none', async () => {

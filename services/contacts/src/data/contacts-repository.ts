@@ -12,13 +12,6 @@ export interface Contact {
   updatedAt: Date;
 }
 
-export interface ContactFields {
-  email: string;
-  name: string | null;
-  phone: string | null;
-  timeZone: string | null;
-}
-
 interface ContactRow {
   id: string;
   tenant_id: string;
@@ -79,82 +72,93 @@ export const findContactByExternalId = (
     [tenantId, externalId],
   );
 
-export const findContactByEmail = (
-  db: Queryable,
-  tenantId: string,
-  email: string,
-  opts: { forUpdate?: boolean } = {},
-) =>
-  one(
-    db,
-    `select ${COLUMNS} from contacts where tenant_id = $1 and email_key = $2${opts.forUpdate ? ' for update' : ''}`,
-    [tenantId, emailKey(email)],
-  );
+/** What an upsert asks: the Tenant, which Contact (by externalId, or by email), the fields. */
+export interface ContactUpsert {
+  tenantId: string;
+  /** PUT's externalId; null for an upsert by email, which keeps a found Contact's externalId. */
+  externalId: string | null;
+  email: string;
+  /** The optional fields the body carried: null clears one, left out keeps the stored value. */
+  name?: string | null;
+  phone?: string | null;
+  timeZone?: string | null;
+  /** The id a new Contact gets. */
+  newId: string;
+  /** The id of the contact.created/contact.updated message a write enqueues. */
+  messageId: string;
+  topic: string;
+  /** The outbox message's headers (its trace context). */
+  headers: Record<string, string>;
+}
+
+export type UpsertStatus = 'created' | 'updated' | 'unchanged' | 'conflict';
+
+interface UpsertRow {
+  o_status: UpsertStatus;
+  o_id: string;
+  o_external_id: string | null;
+  o_email: string;
+  o_name: string | null;
+  o_phone: string | null;
+  o_time_zone: string | null;
+  o_created_at: Date;
+  o_updated_at: Date;
+}
+
+// A named statement: each connection parses and plans the call once, then only binds it.
+const UPSERT_STATEMENT = {
+  name: 'contacts.upsert_contact.1',
+  text: `select * from upsert_contact($1::uuid, $2::boolean, $3::text, $4::text, $5::text,
+    $6::text, $7::boolean, $8::text, $9::boolean, $10::text, $11::boolean, $12::uuid, $13::uuid,
+    $14::text, $15::jsonb)`,
+};
 
 /**
- * The Contacts an upsert by externalId touches (the one with the externalId, the one with the
- * email), locked in id order: two upserts that touch the same two Contacts lock them in the
- * same order and so never deadlock. A row changed while waiting for its lock is re-checked.
+ * One upsert in one round trip: the `upsert_contact` function (migrations/003) locks, decides,
+ * writes the row with its outbox message, and answers what it did. `conflict` writes nothing,
+ * and neither does `unchanged`. Every lookup in it names the Tenant.
  */
-export async function lockContactsForUpsert(
+export async function upsertContact(
   db: Queryable,
-  tenantId: string,
-  externalId: string,
-  email: string,
-): Promise<Contact[]> {
-  const { rows } = await db.query<ContactRow>(
-    `select ${COLUMNS} from contacts
-     where tenant_id = $1 and (external_id = $2 or email_key = $3)
-     order by id for update`,
-    [tenantId, externalId, emailKey(email)],
-  );
-  return rows.map(toContact);
-}
-
-export async function insertContact(
-  db: Queryable,
-  contact: { id: string; tenantId: string; externalId: string | null } & ContactFields,
-): Promise<Contact> {
-  const { rows } = await db.query<ContactRow>(
-    `insert into contacts (id, tenant_id, external_id, email, email_key, name, phone, time_zone)
-     values ($1, $2, $3, $4, $5, $6, $7, $8) returning ${COLUMNS}`,
-    [
-      contact.id,
-      contact.tenantId,
-      contact.externalId,
-      contact.email,
-      emailKey(contact.email),
-      contact.name,
-      contact.phone,
-      contact.timeZone,
+  upsert: ContactUpsert,
+): Promise<
+  { status: 'conflict' } | { status: Exclude<UpsertStatus, 'conflict'>; contact: Contact }
+> {
+  const optional = (value: string | null | undefined) => [value ?? null, value !== undefined];
+  const { rows } = await db.query<UpsertRow>({
+    ...UPSERT_STATEMENT,
+    values: [
+      upsert.tenantId,
+      upsert.externalId !== null,
+      upsert.externalId,
+      upsert.email,
+      emailKey(upsert.email),
+      ...optional(upsert.name),
+      ...optional(upsert.phone),
+      ...optional(upsert.timeZone),
+      upsert.newId,
+      upsert.messageId,
+      upsert.topic,
+      JSON.stringify(upsert.headers),
     ],
-  );
-  return toContact(rows[0]!);
+  });
+  const row = rows[0]!;
+  if (row.o_status === 'conflict') return { status: 'conflict' };
+  return {
+    status: row.o_status,
+    contact: {
+      id: row.o_id,
+      tenantId: upsert.tenantId,
+      externalId: row.o_external_id,
+      email: row.o_email,
+      name: row.o_name,
+      phone: row.o_phone,
+      timeZone: row.o_time_zone,
+      createdAt: row.o_created_at,
+      updatedAt: row.o_updated_at,
+    },
+  };
 }
-
-/** The updated Contact, or null when the Tenant has no Contact with this id. */
-export const updateContact = (
-  db: Queryable,
-  tenantId: string,
-  id: string,
-  fields: ContactFields & { externalId: string | null },
-) =>
-  one(
-    db,
-    `update contacts set external_id = $3, email = $4, email_key = $5, name = $6, phone = $7,
-       time_zone = $8, updated_at = now()
-     where tenant_id = $1 and id = $2 returning ${COLUMNS}`,
-    [
-      tenantId,
-      id,
-      fields.externalId,
-      fields.email,
-      emailKey(fields.email),
-      fields.name,
-      fields.phone,
-      fields.timeZone,
-    ],
-  );
 
 export async function deleteContact(db: Queryable, tenantId: string, id: string): Promise<void> {
   await db.query('delete from contacts where tenant_id = $1 and id = $2', [tenantId, id]);

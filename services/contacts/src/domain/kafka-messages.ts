@@ -1,24 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { TOPICS, type ContactChangedMessage, type ContactErasedMessage } from '@herald/messages';
+import { TOPICS, type ContactErasedMessage } from '@herald/messages';
 import type { OutboxMessage } from '@herald/outbox';
-import type { Contact } from '../data/contacts-repository.js';
-import { presentContact } from './contact-snapshot.js';
-
-/** A Contact created or updated, with its snapshot; erasing the Contact drops it unsent. */
-export function contactChanged(
-  type: ContactChangedMessage['type'],
-  contact: Contact,
-): OutboxMessage {
-  const value: ContactChangedMessage = {
-    version: 1,
-    type,
-    messageId: randomUUID(),
-    tenantId: contact.tenantId,
-    occurredAt: contact.updatedAt.toISOString(),
-    contact: presentContact(contact),
-  };
-  return { topic: TOPICS.contactsChanged, key: contact.id, value, subjectId: contact.id };
-}
 
 /**
  * The messages of an erasure. Neither has a subjectId: a retry's `deletePendingFor` must not

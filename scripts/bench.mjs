@@ -8,7 +8,7 @@ import { dataDir, down, ingressUrl, up } from './stack/index.mjs';
 import { repoRoot } from './stack/config.mjs';
 import { adminToken } from './stack/secrets.mjs';
 import { NODE_VERSION as IMAGE_NODE_VERSION } from './images/base.mjs';
-import { stackPids } from './bench/procstat.mjs';
+import { servicesNode } from './bench/procstat.mjs';
 import { chartSvg, renderPng } from './bench/chart.mjs';
 import * as events from './bench/events.mjs';
 import * as tokenExchange from './bench/token-exchange.mjs';
@@ -125,12 +125,11 @@ try {
 }
 if (problems > 0) process.exitCode = 1;
 
-/** The Node.js version the stack's services run (the events service's binary), or null. */
+/** The Node.js version the stack's services run, or null. */
 async function servicesNodeVersion() {
-  const pid = (await stackPids()).events;
-  if (!pid) return null;
+  const binary = await servicesNode();
+  if (!binary) return null;
   try {
-    const binary = fs.readlinkSync(`/proc/${pid}/exe`);
     return execFileSync(binary, ['--version'], { encoding: 'utf8' }).trim();
   } catch {
     return null;

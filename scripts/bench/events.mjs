@@ -16,7 +16,14 @@ import { databaseUrl, dataDir, kafkaBrokers, up } from '../stack/index.mjs';
 import { formatNumber } from './chart.mjs';
 import { outboxSampler, startLagConsumer } from './lag.mjs';
 import { closedLoop } from './lib.mjs';
-import { COMPONENTS, cpuPerRequest, cpuReading, memoryTracker, stackPids } from './procstat.mjs';
+import {
+  COMPONENTS,
+  cpuPerRequest,
+  cpuReading,
+  memoryTracker,
+  servicesNode,
+  stackPids,
+} from './procstat.mjs';
 import { startSdkTracker } from './sdk-tracker.mjs';
 import { ensureWrk, runWrk, writeConfig } from './wrk.mjs';
 
@@ -659,7 +666,9 @@ async function tracing(ratio) {
   process.stdout.write(
     ratio === null ? ' (tracing back to the stack default)' : ` (tracing ${ratio})`,
   );
-  await up({ build: false, quiet: true, restartServices: true });
+  // With the node they run, which need not be the one running this benchmark.
+  const node = (await servicesNode()) ?? undefined;
+  await up({ build: false, quiet: true, restartServices: true, node });
 }
 
 function summarizeOutbox(samples) {

@@ -39,6 +39,17 @@ export async function stackPids() {
   return pids;
 }
 
+/** The node binary the stack's services run (the events service's), or null. */
+export async function servicesNode() {
+  const pid = (await stackPids()).events;
+  if (!pid) return null;
+  try {
+    return fs.readlinkSync(`/proc/${pid}/exe`);
+  } catch {
+    return null;
+  }
+}
+
 /** Fields of /proc/<pid>/stat after the command name (which may hold spaces), or null. */
 function statFields(pid) {
   let text;

@@ -153,12 +153,19 @@ function ensureLayout() {
  * @param {boolean} [opts.infraOnly=false]       PostgreSQL, Redis, Kafka, nginx, Prometheus; no services
  * @param {boolean} [opts.quiet=false]           no progress output, no summary
  * @param {boolean} [opts.restartServices=false] restart services that are already running
+ * @param {string} [opts.node]                   the node binary services start with (default: this one)
  * @returns {Promise<{results: Record<string,string>, started: string[], seconds: number}>}
  *   `results[component]` is 'started', 'restarted', 'reloaded', 'running' or 'not built';
  *   `started` lists what this call started, e.g. to `down({ only: started })` afterwards.
  */
 export async function up(opts = {}) {
-  const { build = true, infraOnly = false, quiet = isQuiet(), restartServices = false } = opts;
+  const {
+    build = true,
+    infraOnly = false,
+    quiet = isQuiet(),
+    restartServices = false,
+    node = process.execPath,
+  } = opts;
   const previousQuiet = isQuiet();
   setQuiet(quiet);
   const t0 = Date.now();
@@ -186,7 +193,7 @@ export async function up(opts = {}) {
         const starting = new Map();
         const startAfter = async (s) => {
           await Promise.all(s.after.map((name) => starting.get(name)));
-          return ensureService(s, { restart: restartServices });
+          return ensureService(s, { restart: restartServices, node });
         };
         Object.assign(
           out,

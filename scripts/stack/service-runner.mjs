@@ -183,11 +183,11 @@ function logLine(service, text) {
   );
 }
 
-async function migrate(service, env) {
+async function migrate(service, env, node) {
   if (!service.migratePath || !exists(service.migratePath)) return;
   say(`${service.name}: migrating (${path.relative(repoRoot, service.migratePath)})`);
   logLine(service, `running ${path.relative(repoRoot, service.migratePath)}`);
-  const r = await run(process.execPath, ['--enable-source-maps', service.migratePath], {
+  const r = await run(node, ['--enable-source-maps', service.migratePath], {
     cwd: packageDir(service),
     env,
     appendTo: service.logFile,
@@ -205,11 +205,11 @@ async function migrate(service, env) {
   }
 }
 
-async function startService(service, env) {
+async function startService(service, env, node) {
   const timeoutMs = Number(process.env.HERALD_READY_TIMEOUT_MS) || 60000;
   await startDetached({
     component: service.name,
-    cmd: process.execPath,
+    cmd: node,
     args: ['--enable-source-maps', ...service.nodeArgs, service.entryPath],
     cwd: packageDir(service),
     env,
@@ -232,7 +232,7 @@ async function startService(service, env) {
  * is newer than the process, or when its stack variables changed. Returns 'started',
  * 'restarted', 'running' or 'not built'.
  */
-export async function ensureService(service, { restart = false } = {}) {
+export async function ensureService(service, { restart = false, node = process.execPath } = {}) {
   ensureDir(runDir);
   ensureDir(logDir);
   if (!exists(service.entryPath)) {
@@ -272,9 +272,9 @@ export async function ensureService(service, { restart = false } = {}) {
   }
   await assertPortFree(service.name, service.port, service.portEnvVar);
   await assertPortFree(service.name, service.metricsPort, service.metricsPortEnvVar);
-  await migrate(service, env);
+  await migrate(service, env, node);
   say(`${service.name}: starting on ${service.url}`);
-  await startService(service, env);
+  await startService(service, env, node);
   return result;
 }
 

@@ -477,4 +477,30 @@ describe('a request traced end to end', () => {
     expect(tree).toContain(`POST ${IDENTITY_RESOLUTION_PATH}  [herald-contacts, server]`);
     expect(tree).toContain(`send ${TOPICS.eventsRecorded}  [herald-events-relay, producer]`);
   }, 90_000);
+  it('when an Event is recorded with a traceparent its caller did not sample, then its Kafka record continues the caller’s trace (unsampled), not a trace of the relay’s own', async () => {
+    const caller = callerTrace();
+    const eventName = `Untraced ${randomUUID().slice(0, 8)}`;
+    const res = await call(
+      'POST',
+      '/v1/events/by-contact-id',
+      token,
+      { contactId: known.id, eventName, occurredAt: new Date().toISOString() },
+      { headers: { traceparent: caller.traceparent.replace(/-01$/, '-00') } },
+    );
+    expect(res.status).toBe(202);
+
+    const recorded = await recordOf(
+      eventsWatch,
+      TOPICS.eventsRecorded,
+      (m) => m.value.eventName === eventName,
+    );
+    const match = /^00-([0-9a-f]{32})-[0-9a-f]{16}-(0[01])$/.exec(
+      recorded.headers.traceparent ?? '',
+    );
+    expect(match).not.toBeNull();
+    // A batch holding a sampled request from elsewhere is sampled, and its records carry their
+    // producer spans (the test above). Otherwise no producer span is made for this record.
+    if (match![2] === '00') expect(match![1]).toBe(caller.traceId);
+    expect(recorded.headers).not.toHaveProperty('baggage');
+  }, 60_000);
 });

@@ -114,15 +114,16 @@ begin
 
   if o_status <> 'unchanged' then
     -- Timestamps as JavaScript's Date#toISOString writes them (UTC, milliseconds); absent
-    -- optional fields are left out of the snapshot, as the API leaves them out.
+    -- optional fields are left out of the snapshot, as the API leaves them out. json_strip_nulls
+    -- drops those and writes the text compact, as JSON.stringify does.
     insert into outbox (topic, key, value, headers, subject_id)
-    values (p_topic, written.id::text, json_build_object(
+    values (p_topic, written.id::text, json_strip_nulls(json_build_object(
         'version', 1,
         'type', 'contact.' || o_status,
         'messageId', p_message_id,
         'tenantId', p_tenant,
         'occurredAt', to_char(written.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-        'contact', json_strip_nulls(json_build_object(
+        'contact', json_build_object(
           'id', written.id,
           'externalId', written.external_id,
           'email', written.email,
@@ -131,8 +132,8 @@ begin
           'timeZone', written.time_zone,
           'createdAt', to_char(written.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
           'updatedAt', to_char(written.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-        ))
-      )::text, p_headers, written.id);
+        )
+      ))::text, p_headers, written.id);
   end if;
 
   o_id := written.id;

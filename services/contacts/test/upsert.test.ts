@@ -419,6 +419,12 @@ describe('Kafka: contact changes go to the outbox', () => {
     expect(contactChangedMessage.safeParse((await outboxFor(contact.id))[0]!.value).success).toBe(
       true,
     );
+    // The bytes Kafka gets are compact JSON, as JSON.stringify writes it.
+    const { rows } = await svc.pool.query<{ value: string }>(
+      'select value from outbox where key = $1',
+      [contact.id],
+    );
+    expect(rows[0]!.value).toBe(JSON.stringify(JSON.parse(rows[0]!.value)));
   });
 
   it('when a Contact is updated by PUT and POST, then a contact.updated message follows each change, and a repeat adds none', async () => {

@@ -23,7 +23,6 @@ export {
 } from './internal-client.js';
 export { isUuid, uuidParam } from './uuid.js';
 export {
-  PROCESS_NODE_ARGS,
   defineService,
   internalCallersOf,
   manifestProblems,

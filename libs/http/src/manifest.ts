@@ -29,7 +29,7 @@ export type RouteAccess =
  * -1 - Date.now() when a connection opens; Node 24 warns about the negative number (and waits
  * 1 ms, as meant) on stderr, outside the JSON log.
  */
-export const PROCESS_NODE_ARGS = [
+const PROCESS_NODE_ARGS = [
   '--import',
   '@herald/telemetry/register',
   '--disable-warning=TimeoutNegativeWarning',
@@ -106,7 +106,10 @@ export interface ProcessSpec {
   migrate?: string;
   /** Processes whose start (migration included) it waits for in the local stack. */
   after?: readonly string[];
-  /** `node` arguments before the entry, resolved from the package folder. */
+  /**
+   * `node` arguments before the entry, resolved from the package folder; defineService gives a
+   * process that names none the ones every Herald process runs with.
+   */
   nodeArgs?: readonly string[];
   /** Kafka topics its migration creates, topics it publishes to, and topics it consumes. */
   topics?: {
@@ -143,11 +146,17 @@ export interface ServiceManifest<R extends RouteTable = RouteTable> {
   routes: R;
 }
 
-/** Keeps the route ids as literal types, so handler records are checked against them. */
+/**
+ * Keeps the route ids as literal types, so handler records are checked against them, and gives
+ * each process that names no `nodeArgs` the ones every Herald process runs with.
+ */
 export function defineService<const R extends RouteTable>(
   manifest: ServiceManifest<R>,
 ): ServiceManifest<R> {
-  return manifest;
+  return {
+    ...manifest,
+    processes: manifest.processes.map((process) => ({ nodeArgs: PROCESS_NODE_ARGS, ...process })),
+  };
 }
 
 /** `/v1/contacts/:externalId` → `/v1/contacts/{externalId}`. */

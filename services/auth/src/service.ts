@@ -1,7 +1,7 @@
 // The auth service, declared once: its process and its routes. `npm run generate` derives the
 // OpenAPI document, the local stack's registry, the chart's process list and the compose
 // ingress from it; the app mounts its routes from it. Light on purpose: scripts import it.
-import { PROCESS_NODE_ARGS, defineService, errorSchemas, settingsOf } from '@herald/http';
+import { defineService, errorSchemas, settingsOf } from '@herald/http';
 import {
   apiKeyResponse,
   createApiKeyBody,
@@ -46,7 +46,6 @@ export const manifest = defineService({
       metricsPort: 19081,
       database: 'herald_auth',
       migrate: 'dist/migrate.js',
-      nodeArgs: PROCESS_NODE_ARGS,
       secrets: SECRETS,
       settings: settingsOf(configSchema, SECRETS),
       calls: {},

@@ -1,13 +1,7 @@
 // The billing service, declared once: its process and its routes. `npm run generate` derives
 // the OpenAPI document, the local stack's registry, the chart's process list and the compose
 // ingress from it; the app mounts its routes from it. Light on purpose: scripts import it.
-import {
-  PROCESS_NODE_ARGS,
-  defineService,
-  errorSchemas,
-  settingsOf,
-  type RouteSpec,
-} from '@herald/http';
+import { defineService, errorSchemas, settingsOf, type RouteSpec } from '@herald/http';
 import { TOPICS } from '@herald/messages';
 import { subscriptionStatusResponse } from './schemas.js';
 import { configSchema } from './config.js';
@@ -45,7 +39,6 @@ export const manifest = defineService({
       metricsPort: 19084,
       database: 'herald_billing',
       migrate: 'dist/migrate.js',
-      nodeArgs: PROCESS_NODE_ARGS,
       topics: {
         creates: [TOPICS.subscriptionsChanged],
         produces: [TOPICS.subscriptionsChanged],

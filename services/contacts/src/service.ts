@@ -2,13 +2,7 @@
 // the OpenAPI document, the local stack's registry, the chart's process list and the compose
 // ingress from it; the app mounts its routes from it. Light on purpose: scripts import it.
 import { z } from 'zod';
-import {
-  PROCESS_NODE_ARGS,
-  defineService,
-  errorSchemas,
-  settingsOf,
-  type RouteSpec,
-} from '@herald/http';
+import { defineService, errorSchemas, settingsOf, type RouteSpec } from '@herald/http';
 import { resolveIdentitiesRequest as resolveIdentitiesBody } from '@herald/internal-api';
 import { TOPICS } from '@herald/messages';
 import { contactResponse, contactWriteBody, externalId, organizationBody } from './schemas.js';
@@ -120,7 +114,6 @@ export const manifest = defineService({
       metricsPort: 19082,
       database: 'herald_contacts',
       migrate: 'dist/migrate.js',
-      nodeArgs: PROCESS_NODE_ARGS,
       // its outbox relay runs inside it
       topics: {
         creates: [TOPICS.contactsChanged, TOPICS.contactsErased],

@@ -3,13 +3,7 @@
 // chart's process list and the compose ingress from it; the app mounts its routes from it.
 // Light on purpose: scripts import it.
 import { z } from 'zod';
-import {
-  PROCESS_NODE_ARGS,
-  defineService,
-  errorSchemas,
-  settingsOf,
-  type RouteSpec,
-} from '@herald/http';
+import { defineService, errorSchemas, settingsOf, type RouteSpec } from '@herald/http';
 import { TOPICS } from '@herald/messages';
 import { EVENT_ROUTES, type EventRoute } from './domain/event-batch.js';
 import { acceptedResponse, eventNamesResponse, MAX_EVENTS_PER_REQUEST } from './schemas.js';
@@ -89,7 +83,6 @@ export const manifest = defineService({
       metricsPort: 19083,
       database: 'herald_events',
       migrate: 'dist/migrate.js',
-      nodeArgs: PROCESS_NODE_ARGS,
       topics: { creates: [TOPICS.eventsRecorded] },
       secrets: SECRETS,
       settings: settingsOf(configSchema, SECRETS),
@@ -111,7 +104,6 @@ export const manifest = defineService({
       metricsPort: 19085,
       database: 'herald_events',
       after: ['events'],
-      nodeArgs: PROCESS_NODE_ARGS,
       // It also feeds the contact identity projection (docs/events.md#identity-resolution).
       topics: {
         produces: [TOPICS.eventsRecorded],

@@ -171,17 +171,44 @@ describe('topic settings', () => {
   });
 });
 
+/** The broker's log.cleaner.backoff.ms: how long its cleaner sleeps when no log is due. */
+async function cleanerBackoffMs(): Promise<number> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const {
+      brokers: [broker],
+    } = await admin.describeCluster();
+    const { resources } = await admin.describeConfigs({
+      resources: [
+        {
+          type: kafkajs.ConfigResourceTypes.BROKER,
+          name: String(broker!.nodeId),
+          configNames: ['log.cleaner.backoff.ms'],
+        },
+      ],
+      includeSynonyms: false,
+    });
+    return Number(resources[0]!.configEntries[0]!.configValue);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 describe('ensureTopics on the local broker', () => {
   it(
     'when a snapshot is followed by its tombstone on a compacted topic made with a short bound, then ' +
       'reading the topic from the beginning no longer returns the snapshot within the bound',
     async () => {
-      // Short settings: a 4 s lag bound (segments close after 2 s). The broker's own cleaner
-      // backoff (log.cleaner.backoff.ms, 15 s by default) adds to it, hence the 90 s budget.
+      // Short settings: a 4 s lag bound (segments close after 2 s). The broker's cleaner sleeps
+      // log.cleaner.backoff.ms between passes when nothing is due, so a due segment waits up to
+      // that much more; the writes below come every 2 s, and reading the topic takes a moment.
+      const lagMs = 4_000;
+      const deadlineMs = lagMs + (await cleanerBackoffMs()) + 2 * 2_000 + 5_000;
       const topic = uniqueTopic('compaction');
       const spec = withTopicConfig(
         { topic, numPartitions: 1 },
-        compactedTopicConfig({ maxCompactionLagMs: 4_000 }),
+        compactedTopicConfig({ maxCompactionLagMs: lagMs }),
       );
       expect((await ensureTopics(kafka, [spec])).created).toEqual([topic]);
 
@@ -206,9 +233,10 @@ describe('ensureTopics on the local broker', () => {
         let held: HeldRecord[] = before;
         let writes = 0;
         while (held.some((r) => r.key === contactId && r.value === snapshot)) {
-          if (Date.now() - started > 90_000) {
+          if (Date.now() - started > deadlineMs) {
             throw new Error(
-              `the snapshot is still in ${topic} after 90 s: ${JSON.stringify(held.slice(0, 5))}`,
+              `the snapshot is still in ${topic} after ${deadlineMs} ms: ` +
+                JSON.stringify(held.slice(0, 5)),
             );
           }
           await new Promise((r) => setTimeout(r, 2_000));

@@ -20,8 +20,8 @@ const USAGE = `Usage: npm run bench -- [${names.join('|')} ...] [--seconds N] [-
                        [--connections N] [--only MEASUREMENT,...]
 
 Runs the named benchmarks (all by default) against the local stack, which it starts when needed,
-prints their tables and writes the figures to .herald/bench/results-<time>.json, with the events
-benchmark's chart beside them (results-<time>.png). Exits 1 when a run had errors.
+prints their tables and writes the figures to .herald/bench/results-<time>.json, with a chart of
+each benchmark beside them (results-<time>-<benchmark>.png). Exits 1 when a run had errors.
   --seconds N        length of each measurement (default 10)
   --warmup N         unmeasured seconds before each events measurement (default 2)
   --connections N    connections (events: wrk, or SDK trackers for sdk-tracker) or requests
@@ -113,9 +113,11 @@ try {
     ),
   );
   console.log(`\nraw figures: ${path.relative(process.cwd(), out)}`);
-  if (results[events.name]) {
-    const svg = chartSvg(events.chartData(results[events.name]));
-    const chart = out.replace(/\.json$/, '.png');
+  // One picture per benchmark that ran, beside the raw figures.
+  for (const bench of selected) {
+    if (!results[bench.name]) continue;
+    const svg = chartSvg(bench.chartData(results[bench.name]));
+    const chart = out.replace(/\.json$/, `-${bench.name}.png`);
     fs.writeFileSync(chart.replace(/\.png$/, '.svg'), svg);
     fs.writeFileSync(chart, (await renderPng(svg)).png);
     console.log(`chart: ${path.relative(process.cwd(), chart)}`);

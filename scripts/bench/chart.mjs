@@ -160,14 +160,17 @@ function latencyPanel(measurements, top) {
   return out;
 }
 
-function legend(top) {
+function legend(
+  top,
+  { floor = 'floor (bare INSERT)', floorShare = "the floor's share asked for" } = {},
+) {
   const items = [
     ['rect', COLORS.pass, 'meets its targets'],
     ['rect', COLORS.fail, 'misses a target'],
     ['rect', COLORS.none, 'no target for this figure'],
-    ['rect', COLORS.floor, 'floor (bare INSERT)'],
+    ['rect', COLORS.floor, floor],
     ['line', COLORS.target, 'target'],
-    ['dash', COLORS.floor, "the floor's share asked for"],
+    ['dash', COLORS.floor, floorShare],
   ];
   const out = [];
   let x = 16;
@@ -189,7 +192,8 @@ function legend(top) {
 /**
  * The SVG text of a results object: `{title, subtitle, measurements: [{name, label, group,
  * primary: {unit, value, target, floor, floorShare}, p50, p99, p99Target, pass, failed}]}`:
- * `floor` is the matching floor's figure and `floorShare` the share of it the targets ask for.
+ * `floor` is the matching floor's figure and `floorShare` the share of it the targets ask for;
+ * `legend: {floor, floorShare}` names those two marks when the floor is not a bare INSERT.
  */
 export function chartSvg(results) {
   const ms = results.measurements;
@@ -201,7 +205,7 @@ export function chartSvg(results) {
     text(16, 54, results.subtitle ?? '', { size: 12, fill: COLORS.muted }),
     ...throughputPanel(ms, TOP),
     ...latencyPanel(ms, latencyTop),
-    ...legend(height - LEGEND + 8),
+    ...legend(height - LEGEND + 8, results.legend),
   ];
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="${FONT}">`,

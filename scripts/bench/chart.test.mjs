@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { chartSize, chartSvg, renderPng } from './chart.mjs';
+import { chartData as tokenExchangeChart } from './token-exchange.mjs';
 
 const row = (name, label, group, primary, p99, extra = {}) => ({
   name,
@@ -74,4 +75,36 @@ test('the chart is a PNG of the expected size with content, naming every measure
   for (const rgb of [0x2e9e4f, 0xd03b3b, 0x5b7fc7]) {
     assert.ok(colours.has(rgb), `colour #${rgb.toString(16)} is drawn`);
   }
+});
+
+test("the token exchange benchmark's results draw as a chart with every measurement, the hash as its floor", async () => {
+  const measurement = (name, label, group, value, p99) => ({
+    name,
+    label,
+    group,
+    samples: 100,
+    primary: { value, unit: 'per s' },
+    p50: p99 / 2,
+    p99,
+  });
+  const data = tokenExchangeChart({
+    startedAt: '2026-01-01T00:00:00.000Z',
+    cores: 2,
+    concurrency: 8,
+    seconds: 6,
+    measurements: [
+      measurement('argon2-verify', 'argon2id verify, in-process (baseline)', 'floor', 40, 30),
+      measurement('exchange-single', 'exchange 200, 1 at a time', 'exchange', 35, 40),
+      measurement('guard-refused', 'exchange 429 refused by the guard', 'exchange', 900, 12),
+    ],
+  });
+  const svg = chartSvg(data);
+  for (const m of data.measurements) assert.ok(svg.includes(`>${m.label}<`), m.label);
+  const { width, height, pixels } = await renderPng(svg);
+  assert.deepEqual({ width, height }, chartSize(3));
+  const colours = new Set();
+  for (let i = 0; i < pixels.length; i += 4) {
+    colours.add((pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2]);
+  }
+  assert.ok(colours.has(0x5b7fc7), 'the baseline is drawn in the floor colour');
 });

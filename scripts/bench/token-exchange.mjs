@@ -50,6 +50,7 @@ function exchangeFrom(ingressUrl, localAddress, authorization) {
 const freshAddress = () => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
 
 export async function run({ ingressUrl, adminToken, repoRoot, seconds, concurrency }) {
+  const startedAt = new Date().toISOString();
   // The floor: argon2id verify with exactly the parameters the service hashes with.
   const { ARGON2_OPTIONS } = await import(
     pathToFileURL(path.join(repoRoot, 'services/auth/dist/domain/secret-hasher.js')).href
@@ -190,5 +191,65 @@ export async function run({ ingressUrl, adminToken, repoRoot, seconds, concurren
     const counts = Object.entries(which).map(([k, r]) => `${k}: ${r.unexpected}`);
     throw new Error(`some exchanges answered an unexpected status (${counts.join(', ')})`);
   }
-  return { verify, single, ok, wrongSecret, unknownClient, refused, ceiling };
+  return {
+    startedAt,
+    cores,
+    concurrency,
+    seconds,
+    measurements: rows.map(([label, samples, perSecond, p50, p99], i) => ({
+      name: MEASUREMENT_NAMES[i],
+      label: CHART_LABELS[i],
+      description: label,
+      // The in-process hash is what every exchange costs at least: the baseline, drawn as one,
+      // and marked on each exchange's bar (all cores' worth for the concurrent ones).
+      group: i === 0 ? 'floor' : 'exchange',
+      samples,
+      primary: {
+        value: perSecond,
+        unit: 'per s',
+        ...(i > 0 && { floor: CONCURRENT[i] ? ceiling : 1000 / verify.mean, floorShare: 1 }),
+      },
+      p50,
+      p99,
+    })),
+    verify,
+    single,
+    ok,
+    wrongSecret,
+    unknownClient,
+    refused,
+    ceiling,
+  };
+}
+
+const CHART_LABELS = [
+  'argon2id verify, in-process',
+  'exchange 200, 1 at a time',
+  'exchange 200, concurrent',
+  '401 wrong secret',
+  '401 unknown ClientID',
+  '429 refused by the guard',
+];
+const CONCURRENT = [false, false, true, false, false, true];
+
+const MEASUREMENT_NAMES = [
+  'argon2-verify',
+  'exchange-single',
+  'exchange-concurrent',
+  'wrong-secret',
+  'unknown-client',
+  'guard-refused',
+];
+
+/** The chart's input (chart.mjs) from this benchmark's results. */
+export function chartData(s) {
+  return {
+    title: 'Herald token exchange benchmark',
+    subtitle: `${s.startedAt}, ${s.cores} cores, ${s.concurrency} concurrent, ${s.seconds} s per measurement`,
+    measurements: s.measurements,
+    legend: {
+      floor: 'baseline: one argon2id hash',
+      floorShare: 'hashes a second (all cores when concurrent)',
+    },
+  };
 }

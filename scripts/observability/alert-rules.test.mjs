@@ -46,7 +46,17 @@ test('when an alert exists, then its runbook exists and the runbook index and me
   for (const { alert } of await rules()) {
     const runbook = path.join(root, 'docs', 'runbooks', `${alert}.md`);
     assert.ok(fs.existsSync(runbook), `${runbook} exists`);
-    assert.match(fs.readFileSync(runbook, 'utf8'), new RegExp(`^# ${alert}\\n`));
+    const text = fs.readFileSync(runbook, 'utf8');
+    assert.match(text, new RegExp(`^# ${alert}\\n`));
+    // What it means, how to confirm it, what to do: in that order, each with a body.
+    const sections = [...text.matchAll(/^## (.+)\n([\s\S]*?)(?=^## |(?![\s\S]))/gm)];
+    assert.deepEqual(
+      sections.map((m) => m[1]),
+      ['What it means', 'Confirm', 'What to do'],
+      `${alert}.md sections`,
+    );
+    for (const [, title, body] of sections)
+      assert.ok(body.trim().length > 40, `${alert}.md: ${title}`);
     assert.ok(index.includes(`(${alert}.md)`), `docs/runbooks/README.md links ${alert}.md`);
   }
 });

@@ -37,7 +37,7 @@ Commands:
   logs      log paths and the last lines of each log, or of one component
               [component] [-f|--follow] [-n <lines>]
   traces    a trace the trace receiver recorded, as a tree of its spans (service, kind,
-            duration), then the traces linked to it (the outbox relays' publishes);
+            duration), then the traces linked to it (batches shared with other traces);
             the newest trace without an id; an id may be shortened to a unique prefix
               [traceId] [-l|--list] [-n <count>]   --list: the newest traces, one a line (20)
 `;

@@ -181,7 +181,11 @@ const endOf = (spans) =>
     return max === null || t > max ? t : max;
   }, null);
 
-/** The traces with a span linking to a span of `traceId` (the outbox relay's publishes). */
+/**
+ * The traces with a span linking to a span of `traceId`: a batch carrying the work of several
+ * traces (an outbox relay's publish, the events service's batch transaction) is a trace of its
+ * own, linked to each; one carrying a single trace's is a child in that trace instead.
+ */
 function linkedFrom(traces, traceId) {
   const out = [];
   for (const [id, spans] of traces) {
@@ -238,25 +242,34 @@ export function formatDuration(ms) {
   return `${(ms / 1000).toFixed(2)} s`;
 }
 
-function spanLine(span, ids) {
+function spanLine(span, byId) {
   const kind = span.kind && span.kind !== 'INTERNAL' ? `, ${span.kind.toLowerCase()}` : '';
   let line = `${span.name}  [${span.service ?? '?'}${kind}]  ${formatDuration(span.durationMs)}`;
   if (span.status?.code === 'ERROR')
     line += `  ERROR${span.status.message ? ` ${span.status.message}` : ''}`;
-  if (span.parentSpanId && !ids.has(span.parentSpanId)) {
+  if (span.parentSpanId && !byId.has(span.parentSpanId)) {
     line += `  (parent ${span.parentSpanId} not recorded)`;
   }
-  for (const link of span.links ?? []) line += `  ⇢ link ${link.traceId}/${link.spanId}`;
+  for (const link of span.links ?? []) {
+    if (link.traceId !== span.traceId) {
+      line += `  ⇢ link ${link.traceId}/${link.spanId}`;
+    } else if (link.spanId !== span.parentSpanId) {
+      // A batch's link to another span of its own trace, named; the one to its parent goes
+      // without saying.
+      const name = byId.get(link.spanId)?.name;
+      line += `  ⇢ link ${link.spanId}${name ? ` (${name})` : ''}`;
+    }
+  }
   return line;
 }
 
 /** One trace as an indented tree: each span's name, [service, kind], duration; children by start. */
 export function traceTree(spans) {
-  const ids = new Set(spans.map((s) => s.spanId));
+  const byId = new Map(spans.map((s) => [s.spanId, s]));
   const children = new Map();
   const roots = [];
   for (const span of spans) {
-    if (span.parentSpanId && ids.has(span.parentSpanId)) {
+    if (span.parentSpanId && byId.has(span.parentSpanId)) {
       const list = children.get(span.parentSpanId) ?? [];
       list.push(span);
       children.set(span.parentSpanId, list);
@@ -268,7 +281,7 @@ export function traceTree(spans) {
   };
   const lines = [];
   const walk = (span, prefix, childPrefix) => {
-    lines.push(`${prefix}${spanLine(span, ids)}`);
+    lines.push(`${prefix}${spanLine(span, byId)}`);
     const kids = (children.get(span.spanId) ?? []).sort(byStart);
     kids.forEach((kid, i) => {
       const last = i === kids.length - 1;
@@ -287,7 +300,7 @@ function traceHeading(traceId, spans) {
   return `trace ${traceId}  ${at}  ${spans.length} span${spans.length === 1 ? '' : 's'}  ${formatDuration(ms)}  (${services})`;
 }
 
-/** A trace's tree, then those of the traces linked to it (the outbox relays' publishes). */
+/** A trace's tree, then those of the traces linked to it (batches shared with other traces). */
 export function formatTrace(traces, traceId) {
   const parts = [
     `${traceHeading(traceId, traces.get(traceId))}\n${traceTree(traces.get(traceId))}`,

@@ -128,7 +128,7 @@ for (const [encoding, Exporter] of [
   });
 }
 
-test('traces prints a trace as a tree, the traces linked to it after it, and finds it by a prefix', async () => {
+test('traces prints a trace as a tree, the traces linked to it (a publish shared with other traces) after it, and finds it by a prefix', async () => {
   const sent = await sendTraces(ProtoExporter, 'svc-tree');
   const traceId = sent.server.spanContext().traceId;
   const traces = byTrace(readSpans(file));
@@ -150,6 +150,55 @@ test('traces prints a trace as a tree, the traces linked to it after it, and fin
   assert.equal(list.length, 2);
   assert.match(list[0], new RegExp(`${traceId} +2 spans .* POST /v1/things \\[svc-tree\\]$`));
   assert.match(list[1], /outbox publish \[svc-tree\]$/);
+});
+
+test('traces prints a publish that carried one trace’s messages inside that trace, naming its links but the one to its parent', async () => {
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'svc-one-trace' }),
+    spanProcessors: [new SimpleSpanProcessor(new ProtoExporter({ url }))],
+  });
+  const tracer = provider.getTracer('test');
+  const server = tracer.startSpan('POST /v1/things', { kind: SpanKind.SERVER });
+  const inRequest = trace.setSpan(context.active(), server);
+  const first = tracer.startSpan('things.record', {}, inRequest);
+  const second = tracer.startSpan('things.more', {}, inRequest);
+  first.end();
+  second.end();
+  server.end();
+  const [seconds, nanos] = server.startTime;
+  const later = [seconds + Math.floor((nanos + 1e6) / 1e9), (nanos + 1e6) % 1e9];
+  const publish = tracer.startSpan(
+    'outbox publish',
+    {
+      links: [{ context: first.spanContext() }, { context: second.spanContext() }],
+      startTime: later,
+    },
+    trace.setSpan(context.active(), first),
+  );
+  const send = tracer.startSpan(
+    'send things',
+    { kind: SpanKind.PRODUCER, startTime: later },
+    trace.setSpan(context.active(), publish),
+  );
+  send.end(later);
+  publish.end(later);
+  await provider.forceFlush();
+  await provider.shutdown();
+
+  const traceId = server.spanContext().traceId;
+  const lines = formatTrace(byTrace(readSpans(file)), traceId).split('\n');
+  assert.match(lines[0], new RegExp(`^trace ${traceId}  \\S+  5 spans  `));
+  assert.equal(lines.length, 6);
+  assert.match(lines[1], /^POST \/v1\/things {2}\[svc-one-trace, server\]/);
+  assert.match(
+    lines[3],
+    new RegExp(
+      `^│  └─ outbox publish {2}\\[svc-one-trace\\] {2}\\S+ ms {2}⇢ link ${second.spanContext().spanId} \\(things\\.more\\)$`,
+    ),
+  );
+  assert.match(lines[2], /^├─ things\.record {2}\[svc-one-trace\] {2}\S+ ms$/);
+  assert.match(lines[4], /^│ {5}└─ send things {2}\[svc-one-trace, producer\]/);
+  assert.match(lines[5], /^└─ things\.more {2}\[svc-one-trace\] {2}\S+ ms$/);
 });
 
 test('a request the receiver cannot read is refused, and nothing is written', async () => {

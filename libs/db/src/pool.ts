@@ -1,5 +1,13 @@
 import type { ConnectionOptions } from 'node:tls';
-import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
+import {
+  SpanKind,
+  SpanStatusCode,
+  context,
+  trace,
+  type Link,
+  type Span,
+  type SpanOptions,
+} from '@opentelemetry/api';
 import pg from 'pg';
 import { observePool } from './pool-metrics.js';
 
@@ -75,6 +83,14 @@ export interface RetryOptions {
   retryOn?: readonly RetryableFailure[];
   /** How many times it runs at most, the first included. Default 3. */
   attempts?: number;
+  /**
+   * The sampled spans whose work the transaction does, when it does that of several (a batch
+   * written for concurrent requests): its `db.transaction` span links to each. Inside a sampled
+   * trace the span is a child of the active span, as always; outside one, given links, it is a
+   * root span of its own, which a parent-based sampler keeps when a link is sampled
+   * (@herald/telemetry). Unset or empty: no span outside a sampled trace.
+   */
+  links?: Link[] | undefined;
 }
 
 /**
@@ -105,7 +121,7 @@ export function withTransaction<T>(
   fn: (client: PoolClient) => Promise<T>,
   options: RetryOptions = {},
 ): Promise<T> {
-  return withRetries(() => traced((span) => runOnce(pool, fn, span)), options);
+  return withRetries(() => traced((span) => runOnce(pool, fn, span), options.links), options);
 }
 
 /**
@@ -118,7 +134,7 @@ export function withStatement<T>(
   fn: (client: PoolClient) => Promise<T>,
   options: RetryOptions = {},
 ): Promise<T> {
-  return withRetries(() => traced((span) => runAlone(pool, fn, span)), options);
+  return withRetries(() => traced((span) => runAlone(pool, fn, span), options.links), options);
 }
 
 const tracer = trace.getTracer('@herald/db');
@@ -127,26 +143,33 @@ const tracer = trace.getTracer('@herald/db');
  * A transaction inside a sampled trace is a span of it (`db.transaction`, from the wait for a
  * connection to the commit), so a request's trace shows its write even with the pg
  * instrumentation off; statements and values are never recorded. Outside one, nothing is
- * created: background loops begin no trace of their own.
+ * created (background loops begin no trace of their own), unless it works for sampled spans
+ * elsewhere (`links`): then it is a root span linked to them.
  */
-function traced<T>(run: (span?: Span) => Promise<T>): Promise<T> {
-  if (!trace.getSpan(context.active())?.isRecording()) return run();
-  return tracer.startActiveSpan(
-    'db.transaction',
-    { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql' } },
-    async (span) => {
-      try {
-        return await run(span);
-      } catch (err) {
-        const code = (err as { code?: unknown } | null)?.code;
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        if (typeof code === 'string') span.setAttribute('db.response.status_code', code);
-        throw err;
-      } finally {
-        span.end();
-      }
-    },
-  );
+function traced<T>(run: (span?: Span) => Promise<T>, links?: Link[]): Promise<T> {
+  const inTrace = trace.getSpan(context.active())?.isRecording() === true;
+  if (!inTrace && !links?.length) return run();
+  const options: SpanOptions = {
+    kind: SpanKind.CLIENT,
+    attributes: { 'db.system.name': 'postgresql' },
+  };
+  if (links?.length) {
+    options.links = links;
+    // Not under whatever unsampled span is active: its decision is not the linked spans'.
+    if (!inTrace) options.root = true;
+  }
+  return tracer.startActiveSpan('db.transaction', options, async (span) => {
+    try {
+      return await run(span);
+    } catch (err) {
+      const code = (err as { code?: unknown } | null)?.code;
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      if (typeof code === 'string') span.setAttribute('db.response.status_code', code);
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
 }
 
 /** A connection from the pool, its database named on the span. */

@@ -27,8 +27,9 @@ order by m.ord`;
  * commit. (With the pool, the insert commits on its own.)
  *
  * The active trace context (`messageTraceHeaders`: W3C `traceparent`, a small `tracestate`,
- * never `baggage`) is added to each message's headers, so the publish and its consumers link
- * back to the request that caused it; a header the caller sets wins over an injected one.
+ * never `baggage`) is added to each message's headers, so the publish and its consumers carry
+ * on the trace of the request that caused it (or link to it, for a batch shared by several
+ * traces); a header the caller sets wins over an injected one.
  */
 export async function enqueue(
   client: Queryable,

@@ -1,6 +1,13 @@
 import { withTransaction, type Pool, type PoolClient } from '@herald/db';
 import type { Producer } from '@herald/kafka';
-import { SpanStatusCode, context, propagation, trace, type Attributes } from '@herald/telemetry';
+import {
+  SpanStatusCode,
+  context,
+  keepOwnTraceContext,
+  propagation,
+  trace,
+  type Attributes,
+} from '@herald/telemetry';
 import { ROOT_CONTEXT, TraceFlags, type Link } from '@opentelemetry/api';
 import { suppressTracing, unsuppressTracing } from '@opentelemetry/core';
 import type { Message, TopicMessages } from 'kafkajs';
@@ -129,21 +136,33 @@ export function createBatchPublisher(
     }
   }
 
-  // One span per batch, linked to the requests that enqueued its messages. The kafkajs
-  // instrumentation (when loaded) makes each message's producer span a child of it and replaces
-  // the stored traceparent header with that span's, so consumers reach the requests through
-  // these links; without the instrumentation the stored header goes out as enqueued. A batch
-  // that is not sampled sends with tracing suppressed: its messages' producer spans would be
-  // recorded nowhere, and building one per message was a tenth of the relay's CPU.
+  // One span per batch whose messages come from sampled requests, linked to each of them (the
+  // messaging conventions' batch), and a child of the first when they are all of one trace, so
+  // that a request's trace goes on through its publish. The kafkajs instrumentation (when
+  // loaded) makes each message's producer span a child of it and replaces the stored traceparent
+  // header with that span's, except on the messages of requests that were not sampled: those
+  // keep the context they were stored with, so that their consumers never continue another
+  // request's trace. Without the instrumentation the stored header goes out as enqueued.
+  // A batch with no sampled request gets no span and sends with tracing suppressed: its
+  // messages' producer spans would be recorded nowhere, and building one per message was a
+  // tenth of the relay's CPU.
   function publishSpan<T>(batch: readonly OutboxRow[], fn: () => Promise<T>): Promise<T> {
+    const origins = originsOf(batch);
+    if (origins === undefined) return context.with(suppressTracing(context.active()), fn);
+    for (const row of batch) {
+      const traceparent = row.headers.traceparent;
+      if (traceparent === undefined || unsampled(traceparent)) keepOwnTraceContext(row.headers);
+    }
+    const unsuppressed = unsuppressTracing(context.active());
+    const first = origins.links[0]!.context;
     return tracer.startActiveSpan(
       'outbox publish',
       {
-        root: true,
-        links: originLinks(batch),
-        attributes: { ...attributes, 'messaging.batch.message_count': batch.length },
+        root: !origins.oneTrace,
+        links: origins.links,
+        attributes: publishAttributes(attributes, batch),
       },
-      unsuppressTracing(context.active()),
+      origins.oneTrace ? trace.setSpanContext(unsuppressed, first) : unsuppressed,
       async (span) => {
         try {
           if (!span.isRecording()) return await context.with(suppressTracing(context.active()), fn);
@@ -181,26 +200,56 @@ function byTopic(rows: readonly OutboxRow[], sinceReadSeconds: number): Publishe
   }));
 }
 
+/** The publish span's attributes (messaging conventions): the batch, and its topic if one. */
+function publishAttributes(outbox: Attributes, rows: readonly OutboxRow[]): Attributes {
+  const topic = rows[0]!.topic;
+  return {
+    ...outbox,
+    'messaging.system': 'kafka',
+    'messaging.operation.type': 'send',
+    'messaging.operation.name': 'send',
+    'messaging.batch.message_count': rows.length,
+    ...(rows.every((row) => row.topic === topic) ? { 'messaging.destination.name': topic } : {}),
+  };
+}
+
+/**
+ * A version-00 traceparent (the only one enqueue writes) whose flags say unsampled: no need to
+ * parse it. The sampled flag is the low bit of the last hex digit.
+ */
+function unsampled(traceparent: string): boolean {
+  if (traceparent.length !== 55) return false;
+  const digit = traceparent.charCodeAt(54);
+  return ((digit <= 57 ? digit - 48 : (digit | 32) - 87) & 1) === 0;
+}
+
 /**
  * The distinct sampled trace contexts the rows were enqueued in (enqueue stored them in the
- * headers). A request that was not sampled has no trace anywhere to link to: under load at a
- * production ratio that is most rows, and a span carrying their links would only cost its export.
+ * headers), in row order, at most MAX_LINKS of them, and whether they are all of one trace;
+ * undefined when there is none. A request that was not sampled has no trace anywhere to link to:
+ * under load at a production ratio that is most rows, so those are skipped before any parsing.
  */
-function originLinks(rows: readonly OutboxRow[]): Link[] {
+function originsOf(rows: readonly OutboxRow[]): { links: Link[]; oneTrace: boolean } | undefined {
+  let links: Map<string, Link> | undefined;
+  let traceId: string | undefined;
+  let oneTrace = true;
   // Rows of one request share their headers: each distinct traceparent is parsed once.
-  const seen = new Set<string | undefined>();
-  const links = new Map<string, Link>();
+  let seen: Set<string> | undefined;
   for (const row of rows) {
-    if (links.size >= MAX_LINKS) break;
     const traceparent = row.headers.traceparent;
-    if (seen.has(traceparent)) continue;
-    seen.add(traceparent);
+    if (traceparent === undefined || unsampled(traceparent) || seen?.has(traceparent)) continue;
+    (seen ??= new Set()).add(traceparent);
     const origin = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, row.headers));
-    if (origin && trace.isSpanContextValid(origin) && origin.traceFlags & TraceFlags.SAMPLED) {
-      links.set(origin.spanId, { context: origin });
+    if (!origin || !trace.isSpanContextValid(origin) || !(origin.traceFlags & TraceFlags.SAMPLED)) {
+      continue;
     }
+    traceId ??= origin.traceId;
+    if (origin.traceId !== traceId) oneTrace = false;
+    links ??= new Map();
+    // Past the limit the rows are still read, for whether they are all of one trace.
+    if (links.size < MAX_LINKS) links.set(origin.spanId, { context: origin });
   }
-  return [...links.values()];
+  return links && { links: [...links.values()], oneTrace };
 }
 
 /** The leading rows that fit in `maxBytes`; always at least one, so a large row is not stuck. */

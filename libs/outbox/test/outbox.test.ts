@@ -10,12 +10,15 @@ import {
   metrics,
   propagation,
   trace,
+  type Span,
+  type SpanContext,
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   CompositePropagator,
   W3CBaggagePropagator,
   W3CTraceContextPropagator,
+  isTracingSuppressed,
 } from '@opentelemetry/core';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import {
@@ -592,49 +595,148 @@ describe('enqueue', () => {
 });
 
 describe('tracing', () => {
-  it('when a batch is published, then one root span linked to the sampled requests that enqueued it is recorded, and none for an empty poll', async () => {
-    const tracer = trace.getTracer('outbox-test');
-    const requestA = tracer.startSpan('request A');
-    const requestB = tracer.startSpan('request B');
-    // A request its caller did not sample: no trace of it exists to link to.
-    const unsampled = trace.wrapSpanContext({
+  const tracer = trace.getTracer('outbox-test');
+  const message = (i: number) => ({ topic: topics.misc, key: 'traced', value: { i } });
+  const enqueueIn = (span: Span, ...messages: OutboxMessage[]) =>
+    context.with(trace.setSpan(context.active(), span), () => enqueue(pool, messages));
+  /** A request its caller did not sample: no trace of it exists to link to. */
+  const unsampledRequest = () =>
+    trace.wrapSpanContext({
       traceId: randomBytes(16).toString('hex'),
       spanId: randomBytes(8).toString('hex'),
       traceFlags: TraceFlags.NONE,
     });
-    const message = (i: number) => ({ topic: topics.misc, key: 'traced', value: { i } });
-    await context.with(trace.setSpan(context.active(), requestA), () =>
-      enqueue(pool, [message(1), message(2)]),
-    );
-    await context.with(trace.setSpan(context.active(), requestB), () =>
-      enqueue(pool, [message(3)]),
-    );
-    await context.with(trace.setSpan(context.active(), unsampled), () =>
-      enqueue(pool, [message(5)]),
-    );
+
+  /**
+   * Publishes the whole outbox in one batch, inside a span of a poller of its own (which the
+   * publish must never take as its parent), and returns the spans it recorded and what the
+   * producer saw active when it sent: where the kafkajs instrumentation puts its producer spans.
+   */
+  async function publishTraced(name: string) {
+    const sentIn: Array<{ span?: SpanContext; suppressed: boolean }> = [];
+    const relay = relayWith({
+      name,
+      producer: {
+        ...producer,
+        sendBatch: (batch) => {
+          sentIn.push({
+            span: trace.getActiveSpan()?.spanContext(),
+            suppressed: isTracingSuppressed(context.active()),
+          });
+          return producer.sendBatch(batch);
+        },
+      },
+    });
+    spans.reset();
+    const poller = tracer.startSpan('poller');
+    const published = await context.with(trace.setSpan(context.active(), poller), async () => [
+      await relay.runOnce(),
+      await relay.runOnce(),
+    ]);
+    poller.end();
+    return {
+      published,
+      sentIn,
+      publish: spans.getFinishedSpans().filter((s) => s.name !== 'poller'),
+    };
+  }
+
+  it('when the sampled requests of a batch are of several traces, then one root span linked to each is recorded, and none for an empty poll', async () => {
+    const requestA = tracer.startSpan('request A');
+    const requestB = tracer.startSpan('request B');
+    await enqueueIn(requestA, message(1), message(2));
+    await enqueueIn(requestB, message(3));
+    await enqueueIn(unsampledRequest(), message(5));
     await enqueue(pool, [message(4)]);
     requestA.end();
     requestB.end();
-    spans.reset();
 
-    const relay = relayWith({ name: 'traced' });
-    const poller = tracer.startSpan('caller');
-    await context.with(trace.setSpan(context.active(), poller), async () => {
-      expect(await relay.runOnce()).toBe(5);
-      expect(await relay.runOnce()).toBe(0);
-    });
-    poller.end();
+    const { published, sentIn, publish } = await publishTraced('traced');
 
-    const publish = spans.getFinishedSpans().filter((s) => s.name !== 'caller');
+    expect(published).toEqual([5, 0]);
     expect(publish.map((s) => s.name)).toEqual(['outbox publish']);
     expect(publish[0]!.parentSpanContext).toBeUndefined();
     expect(publish[0]!.attributes).toEqual({
       'outbox.name': 'traced',
+      'messaging.system': 'kafka',
+      'messaging.operation.type': 'send',
+      'messaging.operation.name': 'send',
       'messaging.batch.message_count': 5,
+      'messaging.destination.name': topics.misc,
     });
     expect(publish[0]!.links.map((l) => l.context.spanId).sort()).toEqual(
       [requestA.spanContext().spanId, requestB.spanContext().spanId].sort(),
     );
+    expect(sentIn).toEqual([{ span: publish[0]!.spanContext(), suppressed: false }]);
+  });
+
+  it('when the sampled requests of a batch are all of one trace, then the publish is a child of the first one, linked to each, and the messages are sent inside it', async () => {
+    const request = tracer.startSpan('request');
+    const inRequest = tracer.startSpan(
+      'later in the request',
+      {},
+      trace.setSpan(context.active(), request),
+    );
+    await enqueueIn(unsampledRequest(), message(1));
+    await enqueueIn(request, message(2), message(3));
+    await enqueue(pool, [message(4)]);
+    await enqueueIn(inRequest, { topic: topics.pair, key: 'traced', value: { i: 5 } });
+    inRequest.end();
+    request.end();
+
+    const { published, sentIn, publish } = await publishTraced('one-trace');
+
+    expect(published).toEqual([5, 0]);
+    expect(publish.map((s) => s.name)).toEqual(['outbox publish']);
+    const span = publish[0]!;
+    expect(span.spanContext().traceId).toBe(request.spanContext().traceId);
+    expect(span.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
+    expect(span.links.map((l) => l.context.spanId)).toEqual([
+      request.spanContext().spanId,
+      inRequest.spanContext().spanId,
+    ]);
+    // Two topics: no single destination to name.
+    expect(span.attributes).toEqual({
+      'outbox.name': 'one-trace',
+      'messaging.system': 'kafka',
+      'messaging.operation.type': 'send',
+      'messaging.operation.name': 'send',
+      'messaging.batch.message_count': 5,
+    });
+    expect(sentIn).toEqual([{ span: span.spanContext(), suppressed: false }]);
+  });
+
+  it('when more sampled requests of one trace than links fit come before one of another trace, then the publish is still a root span', async () => {
+    const request = tracer.startSpan('request');
+    const parent = trace.setSpan(context.active(), request);
+    for (let i = 0; i < 130; i += 1) {
+      const step = tracer.startSpan(`step ${i}`, {}, parent);
+      await enqueueIn(step, message(i));
+      step.end();
+    }
+    const other = tracer.startSpan('another request');
+    await enqueueIn(other, message(130));
+    other.end();
+    request.end();
+
+    const { publish } = await publishTraced('many-links');
+
+    expect(publish.map((s) => s.name)).toEqual(['outbox publish']);
+    expect(publish[0]!.parentSpanContext).toBeUndefined();
+    expect(publish[0]!.links).toHaveLength(128);
+  });
+
+  it('when no request of a batch was sampled, then no span is recorded and the messages are sent with tracing suppressed', async () => {
+    await enqueueIn(unsampledRequest(), message(1), message(2));
+    await enqueueIn(unsampledRequest(), message(3));
+    await enqueue(pool, [message(4)]);
+
+    const { published, sentIn, publish } = await publishTraced('untraced');
+
+    expect(published).toEqual([4, 0]);
+    expect(publish).toEqual([]);
+    expect(sentIn).toHaveLength(1);
+    expect(sentIn[0]!.suppressed).toBe(true);
   });
 });
 

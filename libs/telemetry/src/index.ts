@@ -33,8 +33,10 @@ import {
 } from './settings.js';
 
 export {
+  ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   context,
   propagation,
   trace,
@@ -42,10 +44,13 @@ export {
   type Context,
   type Counter,
   type Histogram,
+  type Link,
   type Meter,
   type Span,
+  type SpanContext,
   type UpDownCounter,
 } from '@opentelemetry/api';
+export { keepOwnTraceContext } from './message-trace.js';
 export {
   isTelemetryDisabled,
   metricsEndpoint,
@@ -163,7 +168,7 @@ export function startTelemetry(options: TelemetryOptions = {}): Telemetry {
   };
   if (identity.explicitName !== undefined) config.serviceName = identity.explicitName;
   // OTEL_TRACES_SAMPLER as the SDK reads it, except that a parent-based sampler also keeps a root
-  // span linked to a sampled one (the outbox relay's publish of a sampled request's messages).
+  // span linked to a sampled one (a batch of several sampled traces' work, e.g. an outbox publish).
   const sampler = heraldSampler(env);
   if (sampler) config.sampler = sampler;
   // Not the SDK's default, which adds W3C baggage: any caller on the internet could then send

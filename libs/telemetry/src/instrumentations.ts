@@ -7,6 +7,7 @@ import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
 import { RedisInstrumentation } from '@opentelemetry/instrumentation-redis';
 import { RuntimeNodeInstrumentation } from '@opentelemetry/instrumentation-runtime-node';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
+import { restoreOwnTraceContext } from './message-trace.js';
 import { isUntracedPath, type ClientSpans } from './settings.js';
 
 /**
@@ -64,9 +65,11 @@ export function heraldInstrumentations(options: {
         (metricsPort !== undefined && request.socket?.localPort === metricsPort),
       startIncomingSpanHook: () => UNRECORDED_SERVER_ATTRIBUTES,
     }),
-    // kafkajs producer and consumer spans, with trace context carried in the message headers.
-    // Message keys and values are never recorded.
-    new KafkaJsInstrumentation(),
+    // kafkajs producer and consumer spans, with trace context carried in the message headers
+    // (except on messages that keep their own: message-trace.ts). Message values are never
+    // recorded; a producer span names the message's key, which Herald makes of ids (Tenant and
+    // Contact ids, an Organization's externalId), never of an email or a name.
+    new KafkaJsInstrumentation({ producerHook: restoreOwnTraceContext }),
     // Global `fetch` (undici) through diagnostics_channel: a client span per call, and the W3C
     // `traceparent` header on service-to-service requests.
     new UndiciInstrumentation(),

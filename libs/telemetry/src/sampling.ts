@@ -20,10 +20,11 @@ const isSampled = (link: Link) => (link.context.traceFlags & TraceFlags.SAMPLED)
 
 /**
  * A root span that links to a sampled span is kept; any other root is left to `root`. Only a
- * span started without a parent on purpose has such links: the outbox relay's `outbox publish`,
- * linked to the requests whose messages it sends. Sampled on its own ratio, it would be lost for
- * most sampled requests (for all of them at ratio 0), and the Kafka records would carry an
- * unsampled trace on to their consumers.
+ * span started without a parent on purpose has such links: a batch carrying the work of sampled
+ * requests of several traces (the outbox relay's `outbox publish`, the events batch's
+ * `db.transaction`; with one trace it is a child of it instead). Sampled on its own ratio, it
+ * would be lost for most sampled requests (for all of them at ratio 0), and the Kafka records
+ * would carry an unsampled trace on to their consumers.
  */
 export class SampledLinkSampler implements Sampler {
   constructor(private readonly root: Sampler) {}

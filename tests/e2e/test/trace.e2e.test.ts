@@ -4,16 +4,20 @@
 // that traces its own work sends them. The stack samples parent-based, so these requests are
 // traced whatever its own ratio (0 by default).
 //
-// What one trace must hold: the service's server span, a child of the caller's span; for the
-// Event, the identity call to contacts (client span in events, server span in contacts; the
-// by-email route always asks contacts, while the by-contact-id and by-external-id routes may be
-// answered by the events service's own projection and make no call); the PostgreSQL query spans
-// when the stack loads the pg instrumentation (HERALD_OTEL_CLIENT_SPANS=pg), else the
-// `events.record` span Herald makes itself. The outbox relay publishes in a trace of its own:
-// its `outbox publish` span links to the span that enqueued the message, its child is the kafkajs
-// producer span (`send <topic>`, messaging attributes), and the Kafka record's `traceparent` is
-// that producer span's, so a consumer reaches the request through the link. No span may hold a
-// raw request path, the caller's address, or the Contact's email or externalId.
+// What one trace must hold, parent links included: the service's server span, a child of the
+// caller's span; for the Event, `events.record`, the identity call to contacts under it (client
+// span in events, server span in contacts; the by-email route always asks contacts, while the
+// by-contact-id and by-external-id routes may be answered by the events service's own projection
+// and make no call), and `events.write`, the request's wait for the batch that writes its rows,
+// with that batch's `db.transaction` under it; for the Contact, its `db.transaction`; the
+// PostgreSQL query spans too when the stack loads the pg instrumentation
+// (HERALD_OTEL_CLIENT_SPANS=pg). The outbox relay's `outbox publish` of the message is in the same
+// trace, a child of the span that enqueued it (a batch whose sampled messages all come from one
+// trace is a child of it; one shared by several traces would be a root span linked to each), with
+// messaging attributes; its child is the kafkajs producer span (`send <topic>`), and the Kafka
+// record's `traceparent` is that producer span's: the request's trace goes on to the consumers.
+// No span may hold a raw request path, the caller's address, or the Contact's email or
+// externalId.
 //
 // The trees found are written to <data dir>/test-output/trace-tree.txt for a person to read.
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -115,20 +119,14 @@ class Trace {
   }
 }
 
-/** The outbox relay's publish (its own trace) that links to `origin`, with its producer spans. */
-function publishOf(all: RecordedSpan[], origin: RecordedSpan, service: string, topic: string) {
-  const publish = all.find(
-    (s) =>
-      s.name === 'outbox publish' &&
-      s.service === service &&
-      s.links.some((l) => l.traceId === origin.traceId && l.spanId === origin.spanId),
-  );
+/** The outbox relay's publish in `trace` (by `service`), with its producer spans for `topic`. */
+function publishIn(trace: Trace, service: string, topic: string) {
+  const publish = trace.find((s) => s.name === 'outbox publish' && s.service === service);
   if (!publish) return undefined;
-  const relay = Trace.of(all, publish.traceId);
-  const sends = relay
+  const sends = trace
     .childrenOf(publish)
     .filter((s) => s.name === `send ${topic}` && s.kind === 'PRODUCER');
-  return sends.length > 0 ? { publish, relay, sends } : undefined;
+  return sends.length > 0 ? { publish, sends } : undefined;
 }
 
 /** A pg span's statement (placeholders, never values); '' for other spans. */
@@ -193,14 +191,29 @@ function expectNothingPersonal(spans: RecordedSpan[], personal: string[]) {
   }
 }
 
-/** The relay's publish: a root span of its outbox, each send to `topic` with messaging attributes. */
+/**
+ * The relay's publish: a child of the span that enqueued the message, linked to it, with
+ * messaging attributes; each send to `topic` with its own.
+ */
 function expectPublishShape(
   published: { publish: RecordedSpan; sends: RecordedSpan[] },
+  enqueuer: RecordedSpan,
   outbox: string,
   topic: string,
 ) {
-  expect(published.publish.parentSpanId).toBeNull();
-  expect(published.publish.attributes).toMatchObject({ 'outbox.name': outbox });
+  const { publish } = published;
+  expect(publish.traceId).toBe(enqueuer.traceId);
+  expect(publish.parentSpanId).toBe(enqueuer.spanId);
+  expect(publish.links).toContainEqual(
+    expect.objectContaining({ traceId: enqueuer.traceId, spanId: enqueuer.spanId }),
+  );
+  expect(publish.attributes).toMatchObject({
+    'outbox.name': outbox,
+    'messaging.system': 'kafka',
+    'messaging.operation.type': 'send',
+    'messaging.operation.name': 'send',
+    'messaging.batch.message_count': expect.any(Number),
+  });
   for (const send of published.sends) {
     expect(send.attributes).toMatchObject({
       'messaging.system': 'kafka',
@@ -211,15 +224,20 @@ function expectPublishShape(
   }
 }
 
-/** The record the relay sent for the message, and the producer span its traceparent names. */
+/**
+ * The record the relay sent for the message names a span of the request's trace: one of the
+ * publish's producer spans.
+ */
 function expectRecordCarries(
   record: Published,
-  published: { relay: Trace; sends: RecordedSpan[] },
+  trace: Trace,
+  published: { sends: RecordedSpan[] },
 ): RecordedSpan {
   const match = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(record.headers.traceparent ?? '');
   expect(match).not.toBeNull();
   const [, traceId, spanId] = match!;
-  expect(traceId).toBe(published.relay.traceId);
+  expect(traceId).toBe(trace.traceId);
+  expect(trace.byId.has(spanId!)).toBe(true);
   const send = published.sends.find((s) => s.spanId === spanId);
   expect(send).toBeDefined();
   expect(record.headers).not.toHaveProperty('baggage');
@@ -248,7 +266,8 @@ async function keepTree(title: string, traceId: string) {
   expect(run.stderr).toBe('');
   expect(run.code).toBe(0);
   expect(run.stdout).toContain(`trace ${traceId}`);
-  expect(run.stdout).toContain(`linked to ${traceId}:`);
+  // One trace: no batch of it was shared with another trace.
+  expect(run.stdout).not.toContain('linked to ');
   trees.push(`# ${title}\n${run.stdout}`);
   return run.stdout;
 }
@@ -289,7 +308,7 @@ describe('a request traced end to end', () => {
     }
   });
 
-  it('when a Contact is upserted with a sampled traceparent, then its trace holds the server span under the caller, its transaction, and the relay publish linked to it, whose producer span the herald.contacts.changed record carries', async () => {
+  it('when a Contact is upserted with a sampled traceparent, then one trace holds the server span under the caller, its transaction, and the relay publish under the span that enqueued the message, whose producer span the herald.contacts.changed record carries', async () => {
     const caller = callerTrace();
     const externalId = `trace-${randomUUID()}`;
     const email = `trace-${randomUUID().slice(0, 8)}@example.com`;
@@ -318,16 +337,9 @@ describe('a request traced end to end', () => {
       if (!transaction) return undefined;
       const call = trace.find((s) => queryText(s).includes('upsert_contact('));
       if (pgOn && !call) return undefined;
-      const enqueuer = trace.spans.find((s) =>
-        all.some(
-          (p) =>
-            p.name === 'outbox publish' &&
-            p.links.some((l) => l.traceId === caller.traceId && l.spanId === s.spanId),
-        ),
-      );
-      if (!enqueuer) return undefined;
-      const published = publishOf(all, enqueuer, 'herald-contacts', TOPICS.contactsChanged);
-      return published && { trace, server, transaction, enqueuer, published };
+      const published = publishIn(trace, 'herald-contacts', TOPICS.contactsChanged);
+      const enqueuer = published && trace.byId.get(published.publish.parentSpanId ?? '');
+      return enqueuer && { trace, server, transaction, enqueuer, published };
     });
     const { trace, server, transaction, enqueuer, published } = found;
 
@@ -360,8 +372,8 @@ describe('a request traced end to end', () => {
       expect(queries).toEqual([]);
     }
 
-    expectPublishShape(published, 'contacts', TOPICS.contactsChanged);
-    const { relay } = published;
+    // The relay's publish, in the request's trace: under the span that enqueued the message.
+    expectPublishShape(published, enqueuer, 'contacts', TOPICS.contactsChanged);
 
     const record = await recordOf(
       contactsWatch,
@@ -369,15 +381,16 @@ describe('a request traced end to end', () => {
       (m) => (m.value.contact as { id?: string } | undefined)?.id === contact.id,
     );
     expect(record.key).toBe(contact.id);
-    expectRecordCarries(record, published);
+    expectRecordCarries(record, trace, published);
 
-    expectNothingPersonal([...trace.spans, ...relay.spans], [externalId, email]);
+    expectNothingPersonal(trace.spans, [externalId, email]);
     const tree = await keepTree('PUT /v1/contacts/:externalId', caller.traceId);
     expect(tree).toContain('PUT /v1/contacts/:externalId  [herald-contacts, server]');
+    expect(tree).toContain('outbox publish  [herald-contacts]');
     expect(tree).toContain(`send ${TOPICS.contactsChanged}  [herald-contacts, producer]`);
   }, 90_000);
 
-  it('when an Event is recorded by email with a sampled traceparent, then its trace holds the server span, events.record, the identity call into contacts, the write, and the relay publish linked to events.record, whose producer span the herald.events.recorded record carries', async () => {
+  it('when an Event is recorded by email with a sampled traceparent, then one trace holds the server span, events.record, the identity call into contacts, the write and its batch transaction, and the relay publish under events.record, whose producer span the herald.events.recorded record carries', async () => {
     const caller = callerTrace();
     const eventName = `Traced ${randomUUID().slice(0, 8)}`;
     const res = await call(
@@ -411,15 +424,20 @@ describe('a request traced end to end', () => {
           s.attributes['http.route'] === IDENTITY_RESOLUTION_PATH,
       );
       const wait = trace.find((s) => s.name === 'events.write' && s.service === 'herald-events');
-      if (!server || !record || !lookup || !resolve || !wait) return undefined;
+      const transaction = trace.find(
+        (s) => s.name === 'db.transaction' && s.service === 'herald-events',
+      );
+      if (!server || !record || !lookup || !resolve || !wait || !transaction) return undefined;
       const write = trace.find(
         (s) => s.service === 'herald-events' && queryText(s).includes('record_events_batch'),
       );
       if (pgOn && !write) return undefined;
-      const published = publishOf(all, record, 'herald-events-relay', TOPICS.eventsRecorded);
-      return published && { trace, server, record, lookup, resolve, wait, write, published };
+      const published = publishIn(trace, 'herald-events-relay', TOPICS.eventsRecorded);
+      return (
+        published && { trace, server, record, lookup, resolve, wait, transaction, write, published }
+      );
     });
-    const { trace, server, record, lookup, resolve, wait, write, published } = found;
+    const { trace, server, record, lookup, resolve, wait, transaction, write, published } = found;
 
     expect(server).toMatchObject({
       name: 'POST /v1/events/by-email',
@@ -442,12 +460,22 @@ describe('a request traced end to end', () => {
       'http.response.status_code': 200,
     });
     expect(resolve.parentSpanId).toBe(lookup.spanId);
-    // The PostgreSQL write: the request's wait for the batch that commits its rows.
+    // The PostgreSQL write: the request's wait for the batch that commits its rows, and under it
+    // that batch's transaction (its sampled requests are of this trace alone), linked to it.
     expect(wait.parentSpanId).toBe(record.spanId);
     expect(wait.attributes).toEqual({ 'db.system.name': 'postgresql', 'herald.event_count': 1 });
+    expect(transaction.parentSpanId).toBe(wait.spanId);
+    expect(transaction.kind).toBe('CLIENT');
+    expect(transaction.attributes).toEqual({
+      'db.system.name': 'postgresql',
+      'db.namespace': 'herald_events',
+    });
+    expect(transaction.links).toContainEqual(
+      expect.objectContaining({ traceId: caller.traceId, spanId: wait.spanId }),
+    );
 
     if (pgOn) {
-      expect(trace.descends(write!, record)).toBe(true);
+      expect(trace.descends(write!, transaction)).toBe(true);
       expect(write!.attributes['db.system.name']).toBe('postgresql');
       const contactsQueries = trace.spans.filter(
         (s) => s.service === 'herald-contacts' && s.name.startsWith('pg.query:'),
@@ -458,9 +486,9 @@ describe('a request traced end to end', () => {
       expect(trace.spans.filter((s) => s.name.startsWith('pg.'))).toEqual([]);
     }
 
-    // The relay's publish links to the span the outbox row was written in: events.record.
-    expectPublishShape(published, 'events', TOPICS.eventsRecorded);
-    const { relay } = published;
+    // The relay's publish, in the request's trace: under the span the outbox row's trace context
+    // was taken in, events.record.
+    expectPublishShape(published, record, 'events', TOPICS.eventsRecorded);
 
     const recorded = await recordOf(
       eventsWatch,
@@ -468,13 +496,15 @@ describe('a request traced end to end', () => {
       (m) => m.value.eventName === eventName,
     );
     expect(recorded.value.contactId).toBe(known.id);
-    expectRecordCarries(recorded, published);
+    expectRecordCarries(recorded, trace, published);
 
-    expectNothingPersonal([...trace.spans, ...relay.spans], [known.externalId, known.email]);
+    expectNothingPersonal(trace.spans, [known.externalId, known.email]);
     const tree = await keepTree('POST /v1/events/by-email', caller.traceId);
     expect(tree).toContain('POST /v1/events/by-email  [herald-events, server]');
     expect(tree).toContain('events.record  [herald-events]');
     expect(tree).toContain(`POST ${IDENTITY_RESOLUTION_PATH}  [herald-contacts, server]`);
+    expect(tree).toContain('db.transaction  [herald-events, client]');
+    expect(tree).toContain('outbox publish  [herald-events-relay]');
     expect(tree).toContain(`send ${TOPICS.eventsRecorded}  [herald-events-relay, producer]`);
   }, 90_000);
   it('when an Event is recorded with a traceparent its caller did not sample, then its Kafka record continues the caller’s trace (unsampled), not a trace of the relay’s own', async () => {
@@ -494,13 +524,11 @@ describe('a request traced end to end', () => {
       TOPICS.eventsRecorded,
       (m) => m.value.eventName === eventName,
     );
-    const match = /^00-([0-9a-f]{32})-[0-9a-f]{16}-(0[01])$/.exec(
-      recorded.headers.traceparent ?? '',
+    // Even when its batch holds a sampled request from elsewhere (which gets producer spans),
+    // this record leaves with the context its request stored: the caller's trace, unsampled.
+    expect(recorded.headers.traceparent).toMatch(
+      new RegExp(`^00-${caller.traceId}-[0-9a-f]{16}-00$`),
     );
-    expect(match).not.toBeNull();
-    // A batch holding a sampled request from elsewhere is sampled, and its records carry their
-    // producer spans (the test above). Otherwise no producer span is made for this record.
-    if (match![2] === '00') expect(match![1]).toBe(caller.traceId);
     expect(recorded.headers).not.toHaveProperty('baggage');
   }, 60_000);
 });

@@ -1,4 +1,5 @@
-import type { Pool } from '@herald/db';
+import { withStatement, type Pool } from '@herald/db';
+import type { Link } from '@herald/telemetry';
 import type { NewEvent } from './events-repository.js';
 
 /** One Event of a request, ready to be written with its outbox message. */
@@ -96,13 +97,14 @@ function batchKeyLocks(requests: readonly BatchRequest[]): [number[], number[]] 
 /**
  * Writes the transactions of several requests in one call and one transaction: each request in
  * its own subtransaction, all or nothing, whatever its neighbours do. `wait`: wait for the
- * Contacts' locks (a request run alone) instead of answering 'busy'. Throws when the whole
- * batch failed (nothing of it was written): a timeout, a deadlock, a lost connection.
+ * Contacts' locks (a request run alone) instead of answering 'busy'. `links`: the sampled
+ * requests' spans, which its `db.transaction` span links to. Throws when the whole batch failed
+ * (nothing of it was written): a timeout, a deadlock, a lost connection.
  */
 export async function recordBatch(
   pool: Pool,
   requests: readonly BatchRequest[],
-  options: { windowMs: number; wait: boolean; topic: string },
+  options: { windowMs: number; wait: boolean; topic: string; links?: Link[] | undefined },
 ): Promise<BatchResult> {
   const [keyHi, keyLo] = batchKeyLocks(requests);
   const l: string[] = [];
@@ -147,7 +149,7 @@ export async function recordBatch(
       e.msgTail.push(messageTail);
     }
   }
-  const { rows } = await pool.query<ResultRow>({
+  const query = {
     ...STATEMENT,
     values: [
       options.windowMs / 1000,
@@ -178,6 +180,9 @@ export async function recordBatch(
       e.msgHead,
       e.msgTail,
     ],
+  };
+  const { rows } = await withStatement(pool, (client) => client.query<ResultRow>(query), {
+    links: options.links,
   });
   const done = rows[rows.length - 1];
   if (done?.o_status !== 'done' || rows.length !== requests.length + 1) {

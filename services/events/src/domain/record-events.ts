@@ -265,7 +265,8 @@ export function recordEvents(
       if (candidates.length > 0) {
         const transaction = transactionOf(route, tenantId, candidates, resolved);
         // In a sampled trace, the wait for the batch that commits this request's rows is a span:
-        // the PostgreSQL write, whatever the pg instrumentation does.
+        // the PostgreSQL write, whatever the pg instrumentation does. The batch's db.transaction
+        // is its child when the batch's sampled requests are all of this trace (the recorder).
         const outcome = trace.getActiveSpan()?.isRecording()
           ? await withSpan(
               'events.write',

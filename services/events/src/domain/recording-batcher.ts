@@ -1,6 +1,15 @@
 import { RETRYABLE, type Pool } from '@herald/db';
 import { errors } from '@herald/errors';
 import { TOPICS } from '@herald/messages';
+import {
+  ROOT_CONTEXT,
+  TraceFlags,
+  context,
+  trace,
+  type Context,
+  type Link,
+  type SpanContext,
+} from '@herald/telemetry';
 import { recordBatch, type BatchRequest, type RequestResult } from '../data/record-batch.js';
 
 /** What a request's transaction came to. Failures are thrown, as by a transaction of its own. */
@@ -10,7 +19,10 @@ export type RecordedRequest =
 
 /** Gathers the transactions of concurrent requests and writes each batch in one call. */
 export interface Recorder {
-  /** Resolves once the request's batch committed (performance.now() in `committedAt`). */
+  /**
+   * Resolves once the request's batch committed (performance.now() in `committedAt`). The
+   * active span, when sampled, is the request's in the batch's trace (see batchContext).
+   */
   record(request: BatchRequest): Promise<RecordedRequest & { committedAt: number }>;
 }
 
@@ -71,8 +83,43 @@ interface Pending {
   request: BatchRequest;
   events: number;
   since: number;
+  /** The context `record` was called in: the request's. */
+  context: Context;
+  /** Its active span's context when sampled. */
+  origin: SpanContext | undefined;
   resolve(outcome: RecordedRequest & { committedAt: number }): void;
   reject(err: unknown): void;
+}
+
+/** The active span's context in `at`, when it is sampled. */
+function sampledSpan(at: Context): SpanContext | undefined {
+  const origin = trace.getSpan(at)?.spanContext();
+  return origin !== undefined && (origin.traceFlags & TraceFlags.SAMPLED) !== 0
+    ? origin
+    : undefined;
+}
+
+/** Links to the batch's sampled requests (64 at most: within the SDK's 128); none: undefined. */
+function originLinks(batch: readonly Pending[]): Link[] | undefined {
+  let links: Link[] | undefined;
+  for (const { origin } of batch) {
+    if (origin !== undefined) (links ??= []).push({ context: origin });
+  }
+  return links;
+}
+
+/**
+ * Where a batch's transaction runs, as OpenTelemetry's messaging conventions treat a batch (its
+ * span links to each request it carries), with a parent when that is unambiguous: its sampled
+ * requests all of one trace, under the first one's span (its `db.transaction` is then a child of
+ * that request's `events.write`); of several traces, at the root (a span of its own, linked to
+ * each); none sampled, in the first request's context, where no span is recorded.
+ */
+function batchContext(batch: readonly Pending[], links: readonly Link[] | undefined): Context {
+  if (links === undefined) return batch[0]!.context;
+  const traceId = links[0]!.context.traceId;
+  if (links.some((link) => link.context.traceId !== traceId)) return ROOT_CONTEXT;
+  return batch.find((p) => p.origin !== undefined)!.context;
 }
 
 /**
@@ -150,14 +197,19 @@ export function createRecorder(pool: Pool, options: RecorderOptions): Recorder {
   /** Runs a batch; resolves or rejects each of its requests, never throws. */
   async function run(batch: readonly Pending[], wait: boolean): Promise<void> {
     const requests = batch.map((p) => p.request);
+    const links = originLinks(batch);
+    const at = batchContext(batch, links);
+    const write = () =>
+      recordBatch(pool, requests, {
+        windowMs: options.windowMs,
+        wait,
+        topic: TOPICS.eventsRecorded,
+        links,
+      });
     let failure: unknown;
     for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
       try {
-        const result = await recordBatch(pool, requests, {
-          windowMs: options.windowMs,
-          wait,
-          topic: TOPICS.eventsRecorded,
-        });
+        const result = await context.with(at, write);
         const committedAt = performance.now();
         result.requests.forEach((outcome, i) =>
           settle(batch[i]!, outcome, result.remainingMs, committedAt),
@@ -204,11 +256,14 @@ export function createRecorder(pool: Pool, options: RecorderOptions): Recorder {
 
   return {
     record(request) {
+      const at = context.active();
       return new Promise((resolve, reject) => {
         queue.push({
           request,
           events: request.events.length,
           since: performance.now(),
+          context: at,
+          origin: sampledSpan(at),
           resolve,
           reject,
         });

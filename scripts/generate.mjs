@@ -44,6 +44,8 @@ function openApiDocument(manifests) {
         '',
         'Start by exchanging an API key for an access token at `POST /v1/token` (HTTP Basic, ClientID and secret), then call the public routes with `Authorization: Bearer <token>`. Give every Event a `dedupKey` and resend failed requests with the same keys: an Event is recorded once per key inside the dedup window, however often it is sent.',
       ].join('\n'),
+      // No licence is granted: the repository has no LICENSE and its packages are private.
+      license: { name: 'Proprietary' },
       'x-generated-by':
         'scripts/generate.mjs (npm run generate), from the services\u2019 manifests and zod schemas: do not edit',
       servers: [

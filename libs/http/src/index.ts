@@ -14,6 +14,12 @@ export {
 } from './schemas.js';
 export { buildOpenApi, errorSchemas, type ApiOperation } from './openapi.js';
 export {
+  adminUnauthorizedExample,
+  insufficientScopeExamples,
+  noSuchTenantExample,
+  unauthenticatedExample,
+} from './examples.js';
+export {
   createInternalClient,
   type InternalAnswer,
   type InternalCall,
@@ -21,7 +27,7 @@ export {
   type InternalClientOptions,
   type InternalRequest,
 } from './internal-client.js';
-export { isUuid, uuidParam } from './uuid.js';
+export { isUuid, uuidParam, uuidParameter } from './uuid.js';
 export {
   defineService,
   internalCallersOf,

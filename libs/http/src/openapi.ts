@@ -1,4 +1,15 @@
 import { z } from 'zod';
+import {
+  badGatewayPage,
+  gatewayTimeoutPage,
+  internalErrorExample,
+  methodNotAllowedExample,
+  notFoundExample,
+  payloadTooLargeExample,
+  rateLimitedExample,
+  serviceUnavailableExample,
+  subscriptionSuspendedExample,
+} from './examples.js';
 import { STORABLE_JSON_VALUE_REF, STORABLE_PATTERN } from './schemas.js';
 
 /**
@@ -78,23 +89,34 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') =>
 
 const header = (description: string) => ({ description, schema: { type: 'integer' } });
 
-/** The rate-limit headers: on every answer of a budgeted (bearer) route; Retry-After on a 429. */
-const RATE_LIMIT_HEADERS = {
+/**
+ * The rate-limit headers, on every answer of a budgeted (bearer) route, and Retry-After, on
+ * every 429 and 503 of any route: the services' (`errors.rateLimited`, `errors.unavailable`) and
+ * the ingress's own 503 always carry it.
+ */
+const TIMING_HEADERS = {
   'RateLimit-Limit': header("the key's budget for this kind of request (its burst)"),
   'RateLimit-Remaining': header('requests left in the budget right now'),
   'RateLimit-Reset': header('seconds until the budget is full again'),
   'Retry-After': header('whole seconds to wait before resending (at least 1)'),
 };
-const headerRef = (name: keyof typeof RATE_LIMIT_HEADERS) => ({
+const headerRef = (name: keyof typeof TIMING_HEADERS) => ({
   $ref: `#/components/headers/${name}`,
 });
 
-function rateLimitHeaders(status: string) {
+/** The answers only an ingress controller in front of Herald gives: no service header on them. */
+const INGRESS_ONLY = new Set(['502', '504']);
+
+function timingHeaders(op: ApiOperation, status: string) {
   return {
-    'RateLimit-Limit': headerRef('RateLimit-Limit'),
-    'RateLimit-Remaining': headerRef('RateLimit-Remaining'),
-    'RateLimit-Reset': headerRef('RateLimit-Reset'),
-    ...(status === '429' ? { 'Retry-After': headerRef('Retry-After') } : {}),
+    ...(op.auth.kind === 'bearer' && !INGRESS_ONLY.has(status)
+      ? {
+          'RateLimit-Limit': headerRef('RateLimit-Limit'),
+          'RateLimit-Remaining': headerRef('RateLimit-Remaining'),
+          'RateLimit-Reset': headerRef('RateLimit-Reset'),
+        }
+      : {}),
+    ...(status === '429' || status === '503' ? { 'Retry-After': headerRef('Retry-After') } : {}),
   };
 }
 
@@ -107,11 +129,13 @@ function withPolicyAnswers(op: ApiOperation): ApiOperation['responses'] {
       description: "subscription_suspended: the Tenant's subscription is suspended",
       schema: errorSchemas.problemDetails,
       contentType: 'application/problem+json',
+      example: subscriptionSuspendedExample,
     };
   }
   responses[429] = {
     description: `rate_limited: the key's ${op.method === 'get' ? 'read (GET)' : 'write'} budget is used up; resend after Retry-After`,
     schema: errorSchemas.standardError,
+    example: rateLimitedExample,
   };
   return responses;
 }
@@ -144,11 +168,19 @@ function security(auth: ApiOperation['auth']) {
   return [{ adminToken: [] }];
 }
 
+/** What an ingress controller in front of Herald sends with its own 502 or 504. */
+const ingressErrorPage = z
+  .string()
+  .describe(
+    "the ingress controller's own error page, not one of Herald's error bodies (ingress-nginx: HTML)",
+  );
+
 /** The error bodies as named components, so clients generate one type for each. */
 const ERROR_COMPONENTS = new Map<z.ZodType, string>([
   [errorSchemas.standardError, 'Error'],
   [errorSchemas.problemDetails, 'SubscriptionSuspended'],
   [errorSchemas.unresolvedIdentity, 'UnresolvedIdentity'],
+  [ingressErrorPage, 'IngressErrorPage'],
 ]);
 
 /**
@@ -161,21 +193,43 @@ function withCommonAnswers(op: ApiOperation): ApiOperation['responses'] {
     404: {
       description: 'not_found: no such route (or no such resource where the path names one)',
       schema: error,
+      example: notFoundExample,
     },
     405: {
       description:
         'method_not_allowed: the path does not take this method; `Allow` lists those it takes',
       schema: error,
+      example: methodNotAllowedExample,
     },
     500: {
       description:
         'internal_error: an unexpected failure inside Herald; safe to resend with the same dedupKeys',
       schema: error,
+      example: internalErrorExample,
     },
+    // The local stack's ingress answers its 502 and 504 as this 503, with Retry-After
+    // (infra/nginx/nginx.conf.template).
     503: {
       description:
-        'service_unavailable: a service or a backing store Herald needs is not answering; resend later',
+        'service_unavailable: a service or a backing store Herald needs is not answering; resend after Retry-After',
       schema: error,
+      example: serviceUnavailableExample,
+    },
+    // A deployment's ingress controller answers these itself, with its own body: ingress-nginx's
+    // built-in HTML pages unless its custom error pages are set up (docs/deployment.md).
+    502: {
+      description:
+        'from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503)',
+      schema: ingressErrorPage,
+      contentType: 'text/html',
+      example: badGatewayPage,
+    },
+    504: {
+      description:
+        'from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503)',
+      schema: ingressErrorPage,
+      contentType: 'text/html',
+      example: gatewayTimeoutPage,
     },
   };
   // The ingress limits every body, also where the route itself takes none.
@@ -183,9 +237,19 @@ function withCommonAnswers(op: ApiOperation): ApiOperation['responses'] {
     common[413] = {
       description: 'payload_too_large: the body is over the size limit',
       schema: error,
+      example: payloadTooLargeExample,
     };
   }
-  return { ...common, ...withPolicyAnswers(op) };
+  const own = { ...withPolicyAnswers(op) };
+  // A route that words a common answer its own way, with the same body, shows the shared example
+  // unless it gives its own: every route can get that answer.
+  for (const [status, answer] of Object.entries(own)) {
+    const shared = common[Number(status)];
+    if (shared && answer.example === undefined && answer.schema === shared.schema) {
+      own[Number(status)] = { ...answer, example: shared.example };
+    }
+  }
+  return { ...common, ...own };
 }
 
 /** Any JSON value whose strings and keys hold no U+0000 (Event properties are made of them). */
@@ -214,6 +278,8 @@ export interface ApiDocumentOptions {
   title: string;
   version: string;
   description?: string;
+  /** OpenAPI `info.license`: `name`, and where a licence text or SPDX id exists, that. */
+  license?: { name: string; identifier?: string; url?: string };
   /** Where the API is served (the ingress), first the one a reader most likely wants. */
   servers?: readonly { url: string; description: string; variables?: Record<string, unknown> }[];
 }
@@ -247,7 +313,7 @@ export function buildOpenApi(
     const responses = Object.fromEntries(
       Object.entries(withCommonAnswers(op)).map(([status, r]) => {
         const headers = {
-          ...(op.auth.kind === 'bearer' ? rateLimitHeaders(status) : {}),
+          ...timingHeaders(op, status),
           ...(status === '405' ? { Allow: { $ref: '#/components/headers/Allow' } } : {}),
         };
         return [
@@ -306,7 +372,7 @@ export function buildOpenApi(
     ],
     components: {
       securitySchemes: SECURITY_SCHEMES,
-      headers: { ...RATE_LIMIT_HEADERS, Allow: ALLOW_HEADER },
+      headers: { ...TIMING_HEADERS, Allow: ALLOW_HEADER },
       schemas: {
         ...Object.fromEntries(
           [...ERROR_COMPONENTS].map(([schema, name]) => [name, jsonSchema(schema, 'output')]),

@@ -43,9 +43,65 @@ describe('buildOpenApi', () => {
     ).toEqual(['code', 'message']);
     // What the ingress or any service may answer, besides the operation's own.
     expect(Object.keys(op.responses).sort()).toEqual(
-      ['200', '400', '402', '404', '405', '413', '429', '500', '503'].sort(),
+      ['200', '400', '402', '404', '405', '413', '429', '500', '502', '503', '504'].sort(),
     );
     expect(op.responses['405'].headers.Allow).toEqual({ $ref: '#/components/headers/Allow' });
+  });
+
+  it("when an ingress controller answers 502 or 504 itself, then its own page is documented, not Herald's error body", () => {
+    const doc = buildOpenApi({ title: 'T', version: '1' }, [
+      {
+        operationId: 'readThing',
+        method: 'get',
+        path: '/v1/things',
+        summary: 'Read',
+        tag: 'Public API',
+        auth: { kind: 'none' },
+        responses: { 200: { description: 'ok' } },
+      },
+    ]);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking a JSON document
+    const { responses } = (doc.paths as Record<string, Record<string, any>>)['/v1/things']!.get;
+    for (const status of ['502', '504']) {
+      const page = responses[status].content['text/html'];
+      expect(page.schema).toEqual({ $ref: '#/components/schemas/IngressErrorPage' });
+      expect(page.example).toContain(`<title>${status} `);
+    }
+    expect(
+      (doc.components as { schemas: Record<string, unknown> }).schemas.IngressErrorPage,
+    ).toMatchObject({ type: 'string' });
+  });
+
+  it('when a route words a common answer its own way without an example, then it shows the shared one', () => {
+    const doc = buildOpenApi({ title: 'T', version: '1' }, [
+      {
+        operationId: 'writeThing',
+        method: 'post',
+        path: '/v1/things',
+        summary: 'Write',
+        tag: 'Operator API',
+        auth: { kind: 'admin' },
+        responses: {
+          201: { description: 'created' },
+          404: {
+            description: 'no such tenant',
+            schema: standardError,
+            example: { code: 'not_found', message: 'no such tenant' },
+          },
+          503: { description: 'the database is unreachable', schema: standardError },
+        },
+      },
+    ]);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking a JSON document
+    const { responses } = (doc.paths as Record<string, Record<string, any>>)['/v1/things']!.post;
+    const example = (status: string) => responses[status].content['application/json'].example;
+    expect(responses['503'].description).toBe('the database is unreachable');
+    expect(example('503')).toEqual({
+      code: 'service_unavailable',
+      message: 'The service is unavailable; try again in a few seconds.',
+    });
+    expect(example('404')).toEqual({ code: 'not_found', message: 'no such tenant' });
+    expect(example('413')).toMatchObject({ code: 'payload_too_large' });
   });
 
   it('when two operations share an operationId, then it refuses to build', () => {
@@ -92,7 +148,7 @@ describe('buildOpenApi and the shared policy', () => {
     ]);
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking a JSON document
     const paths = doc.paths as Record<string, Record<string, any>>;
-    const common = ['404', '405', '500', '503'];
+    const common = ['404', '405', '500', '502', '503', '504'];
     const codes = (path: string, method: string) =>
       Object.keys(paths[path]![method].responses)
         .filter((c) => !common.includes(c) && c !== '413')
@@ -114,5 +170,30 @@ describe('buildOpenApi and the shared policy', () => {
       $ref: '#/components/headers/Retry-After',
     });
     expect(paths['/v1/post-admin-undefined']!.post.responses['200'].headers).toBeUndefined();
+  });
+
+  it('when a route answers 429 or 503, budgeted or not, then Retry-After is documented on them', () => {
+    const doc = buildOpenApi({ title: 'T', version: '1' }, [
+      op('get', { kind: 'bearer', scope: 'x' }),
+      {
+        ...op('post', { kind: 'admin' }),
+        responses: {
+          200: { description: 'ok' },
+          429: { description: 'too many', schema: standardError },
+        },
+      },
+    ]);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking a JSON document
+    const paths = doc.paths as Record<string, Record<string, any>>;
+    const retryAfter = { $ref: '#/components/headers/Retry-After' };
+    for (const [path, method] of [
+      ['/v1/get-bearer-undefined', 'get'],
+      ['/v1/post-admin-undefined', 'post'],
+    ] as const) {
+      const { responses } = paths[path]![method];
+      expect(responses['429'].headers['Retry-After']).toEqual(retryAfter);
+      expect(responses['503'].headers['Retry-After']).toEqual(retryAfter);
+      expect(responses['500'].headers?.['Retry-After']).toBeUndefined();
+    }
   });
 });

@@ -1,13 +1,18 @@
 // Requests the local stack accepted and answers it gave, for the OpenAPI document's examples
-// (libs/api-reference checks each against its schema). The key and token belong to a Tenant of
-// a local stack that no longer exists.
+// (libs/api-reference checks each against its schema). The keys were revoked once the answers
+// were taken, and the token has expired.
 
 export const tenantWriteExample = { name: 'Acme Shop' };
 
 export const tenantExample = {
-  id: '7a6f2714-e3e7-4d25-8b6f-44377ac8b3ee',
+  id: '80e5b440-6883-43d9-b47a-ab9291d1fa23',
   name: 'Acme Shop',
-  createdAt: '2026-11-23T09:42:26.251Z',
+  createdAt: '2026-11-24T02:06:26.748Z',
+};
+
+export const tenantInvalidExample = {
+  code: 'validation_error',
+  message: 'body.name: Too small: expected string to have >=1 characters',
 };
 
 export const apiKeyWriteExample = {
@@ -17,16 +22,36 @@ export const apiKeyWriteExample = {
 };
 
 export const apiKeyExample = {
-  clientId: 'ck_1oh7NraYFevkkywtt5oQAr',
-  secret: 'sk_TFr7VV1aUonWFt1kM0d3lu2gnaumsBMBzjSX9xM3CCX',
+  clientId: 'ck_1sIRDL5bzKI4Twt3p3XLU2',
+  secret: 'sk_uUJS7qYI7tDykpaQSGW5jaXedRwswuJ3TKfRkdxTEVx',
   kind: 'secret',
   scopes: ['events:write', 'contacts:write', 'contacts:read', 'contacts:export', 'contacts:erase'],
-  createdAt: '2026-11-23T09:42:26.616Z',
+  createdAt: '2026-11-24T02:06:26.847Z',
 };
+
+/** `{"kind": "public"}` */
+export const apiKeyInvalidExample = {
+  code: 'validation_error',
+  message: 'body.kind: Invalid option: expected one of "secret"|"publishable"',
+};
+
+export const noSuchApiKeyExample = { code: 'not_found', message: 'no such API key in this tenant' };
 
 export const tokenExample = {
   accessToken:
-    'eyJhbGciOiJFUzI1NiIsImtpZCI6ImhPUVlqdkZsU1Q2aCIsInR5cCI6ImF0K2p3dCJ9.eyJ0aWQiOiI3YTZmMjcxNC1lM2U3LTRkMjUtOGI2Zi00NDM3N2FjOGIzZWUiLCJjbGllbnRfaWQiOiJja18xb2g3TnJhWUZldmtreXd0dDVvUUFyIiwic2NvcGUiOiJldmVudHM6d3JpdGUgY29udGFjdHM6d3JpdGUgY29udGFjdHM6cmVhZCBjb250YWN0czpleHBvcnQgY29udGFjdHM6ZXJhc2UiLCJpc3MiOiJoZXJhbGQtYXV0aCIsImF1ZCI6ImhlcmFsZC1hcGkiLCJzdWIiOiJja18xb2g3TnJhWUZldmtreXd0dDVvUUFyIiwianRpIjoiYzA1Zjc0ODctYmMxMy00MjY2LTljMjktODQ0NWFhYjE3NzhjIiwiaWF0IjoxNzk1NDI2OTQ3LCJleHAiOjE3OTU0Mjc4NDd9.n_6Ur6V-gowvO6esCWKpCrjy1HNVxqm-dHpLJC8Hz_sN8AIQvNURNWgKJ2YESVa7_bAS2DpgsU1lWYjMxOdXJw',
+    'eyJhbGciOiJFUzI1NiIsImtpZCI6IlRURmM4RmppQk5ZbSIsInR5cCI6ImF0K2p3dCJ9.eyJ0aWQiOiI4MGU1YjQ0MC02ODgzLTQzZDktYjQ3YS1hYjkyOTFkMWZhMjMiLCJjbGllbnRfaWQiOiJja18xc0lSREw1YnpLSTRUd3QzcDNYTFUyIiwic2NvcGUiOiJldmVudHM6d3JpdGUgY29udGFjdHM6d3JpdGUgY29udGFjdHM6cmVhZCBjb250YWN0czpleHBvcnQgY29udGFjdHM6ZXJhc2UiLCJpc3MiOiJoZXJhbGQtYXV0aCIsImF1ZCI6ImhlcmFsZC1hcGkiLCJzdWIiOiJja18xc0lSREw1YnpLSTRUd3QzcDNYTFUyIiwianRpIjoiNzU3OTI3Y2QtOWFkYy00NzI5LTkyYzctMmQxMDZmOGYzNzYyIiwiaWF0IjoxNzk1NDg1OTg2LCJleHAiOjE3OTU0ODY4ODZ9.5CsnkAIzuEUFbAVth0-VXZnGjSddIz8c2Qq7RFXjs3MVWtQUCMJreTbnNGLZiTWBSbsXLm0w5LslTH08ZjcSgA',
   tokenType: 'Bearer',
   expiresIn: 900,
+};
+
+/** A wrong secret. */
+export const invalidClientExample = {
+  code: 'invalid_client',
+  message: 'client authentication failed',
+};
+
+/** The 11th exchange after ten failures for one ClientID (with `Retry-After: 6`). */
+export const exchangeRefusedExample = {
+  code: 'rate_limited',
+  message: 'too many failed token exchanges; retry after the number of seconds in Retry-After',
 };

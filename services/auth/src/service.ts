@@ -1,7 +1,14 @@
 // The auth service, declared once: its process and its routes. `npm run generate` derives the
 // OpenAPI document, the local stack's registry, the chart's process list and the compose
 // ingress from it; the app mounts its routes from it. Light on purpose: scripts import it.
-import { defineService, errorSchemas, settingsOf } from '@herald/http';
+import {
+  adminUnauthorizedExample,
+  defineService,
+  errorSchemas,
+  noSuchTenantExample,
+  settingsOf,
+  uuidParameter,
+} from '@herald/http';
 import {
   apiKeyResponse,
   createApiKeyBody,
@@ -11,10 +18,16 @@ import {
 } from './schemas.js';
 import { configSchema } from './config.js';
 import { z } from 'zod';
+import { CLIENT_ID } from './domain/credentials.js';
 import {
   apiKeyExample,
+  apiKeyInvalidExample,
   apiKeyWriteExample,
+  exchangeRefusedExample,
+  invalidClientExample,
+  noSuchApiKeyExample,
   tenantExample,
+  tenantInvalidExample,
   tenantWriteExample,
   tokenExample,
 } from './examples.js';
@@ -27,8 +40,21 @@ const openApiDocumentSchema = z.looseObject({
 });
 /** What the rendered reference serves: read by anyone, not in the OpenAPI document. */
 const page = { method: 'get', audience: 'public', access: { kind: 'none' }, page: true } as const;
-const unauthorizedAdmin = { description: 'missing or wrong admin token', schema: standardError };
-const tenantId = { tenantId: { description: 'the Tenant id' } };
+const unauthorizedAdmin = {
+  description: 'missing or wrong admin token',
+  schema: standardError,
+  example: adminUnauthorizedExample,
+};
+const noSuchTenant = {
+  description: 'no such Tenant',
+  schema: standardError,
+  example: noSuchTenantExample,
+};
+// What the handlers take; anything else names nothing and is a 404, never a 400.
+const tenantId = { tenantId: { description: 'the Tenant id', schema: uuidParameter } };
+const clientId = {
+  clientId: { description: 'the key ClientID', schema: z.string().regex(CLIENT_ID) },
+};
 
 /**
  * The secrets the service gets (from the Secret, never from settings): the operator token, who
@@ -107,11 +133,13 @@ export const manifest = defineService({
         401: {
           description: 'invalid_client: wrong ClientID or secret, or revoked key',
           schema: standardError,
+          example: invalidClientExample,
         },
         429: {
           description:
             'rate_limited: too many failed exchanges for this ClientID or from this address; Retry-After says when to try again',
           schema: standardError,
+          example: exchangeRefusedExample,
         },
       },
     },
@@ -127,7 +155,11 @@ export const manifest = defineService({
       requestExample: tenantWriteExample,
       responses: {
         201: { description: 'created', schema: tenantResponse, example: tenantExample },
-        400: { description: 'validation_error', schema: standardError },
+        400: {
+          description: 'validation_error',
+          schema: standardError,
+          example: tenantInvalidExample,
+        },
         401: unauthorizedAdmin,
       },
     },
@@ -148,9 +180,13 @@ export const manifest = defineService({
           schema: apiKeyResponse,
           example: apiKeyExample,
         },
-        400: { description: 'validation_error', schema: standardError },
+        400: {
+          description: 'validation_error',
+          schema: standardError,
+          example: apiKeyInvalidExample,
+        },
         401: unauthorizedAdmin,
-        404: { description: 'no such Tenant', schema: standardError },
+        404: noSuchTenant,
       },
     },
     revokeApiKey: {
@@ -161,11 +197,15 @@ export const manifest = defineService({
       summary: 'Revoke an API key',
       description:
         'Revokes the key: new exchanges with it fail at once, and access tokens already issued with it stop working within 5 seconds. Revoking again answers 204 too.',
-      pathParameters: { ...tenantId, clientId: { description: 'the key ClientID' } },
+      pathParameters: { ...tenantId, ...clientId },
       responses: {
         204: { description: 'revoked (again: still 204)' },
         401: unauthorizedAdmin,
-        404: { description: 'no such key in this Tenant', schema: standardError },
+        404: {
+          description: 'no such key in this Tenant',
+          schema: standardError,
+          example: noSuchApiKeyExample,
+        },
       },
     },
     tenantExists: {

@@ -1,23 +1,37 @@
 // The billing service, declared once: its process and its routes. `npm run generate` derives
 // the OpenAPI document, the local stack's registry, the chart's process list and the compose
 // ingress from it; the app mounts its routes from it. Light on purpose: scripts import it.
-import { defineService, errorSchemas, settingsOf, type RouteSpec } from '@herald/http';
+import {
+  adminUnauthorizedExample,
+  defineService,
+  errorSchemas,
+  noSuchTenantExample,
+  settingsOf,
+  uuidParameter,
+  type RouteSpec,
+} from '@herald/http';
 import { TOPICS } from '@herald/messages';
 import { subscriptionStatusResponse } from './schemas.js';
 import { configSchema } from './config.js';
+import { reactivatedExample, subscriptionExample, suspendedExample } from './examples.js';
 
-const error = (description: string) => ({ description, schema: errorSchemas.standardError });
+const error = (description: string, example?: unknown) => ({
+  description,
+  schema: errorSchemas.standardError,
+  ...(example === undefined ? {} : { example }),
+});
 
 /** The operator API's billing rows all answer the status, or the same errors. */
 const billingRoute = {
   audience: 'operator',
   access: { kind: 'admin' },
-  pathParameters: { tenantId: { description: 'the Tenant id' } },
+  // What the handlers take; anything else names no Tenant and is a 404, never a 400.
+  pathParameters: { tenantId: { description: 'the Tenant id', schema: uuidParameter } },
 } as const satisfies Partial<RouteSpec>;
-const billingResponses = (success: string) => ({
-  200: { description: success, schema: subscriptionStatusResponse },
-  401: error('missing or wrong admin token'),
-  404: error('no such Tenant'),
+const billingResponses = (success: string, example: unknown) => ({
+  200: { description: success, schema: subscriptionStatusResponse, example },
+  401: error('missing or wrong admin token', adminUnauthorizedExample),
+  404: error('no such Tenant', noSuchTenantExample),
   503: error('service_unavailable: the database or the auth service is unreachable'),
 });
 
@@ -58,7 +72,7 @@ export const manifest = defineService({
       summary: "A Tenant's subscription state and consecutive failed payments",
       description:
         'Whether the Tenant is active or suspended, and how many payments failed in a row.',
-      responses: billingResponses('the subscription'),
+      responses: billingResponses('the subscription', subscriptionExample),
     },
     recordPaymentFailure: {
       ...billingRoute,
@@ -68,7 +82,7 @@ export const manifest = defineService({
         'Record a failed payment (no body); enough in a row (3 by default) suspend the Tenant, whose writes then answer 402',
       description:
         'Counts one more failed payment. When the count reaches the limit the Tenant is suspended: its writes answer 402 within seconds, reads and erasure keep working.',
-      responses: billingResponses('the subscription after the failure'),
+      responses: billingResponses('the subscription after the failure', suspendedExample),
     },
     recordPaymentDetails: {
       ...billingRoute,
@@ -78,7 +92,7 @@ export const manifest = defineService({
         'Record updated payment details (no body): the Tenant is active again, failures reset',
       description:
         'Marks the Tenant as paying again: it is active, its failure count is reset, and its writes are accepted again within seconds.',
-      responses: billingResponses('active, no failures'),
+      responses: billingResponses('active, no failures', reactivatedExample),
     },
     // The other services ask here when their Redis copy is missing.
     subscriptionSnapshot: {

@@ -2,30 +2,55 @@
 // the OpenAPI document, the local stack's registry, the chart's process list and the compose
 // ingress from it; the app mounts its routes from it. Light on purpose: scripts import it.
 import { z } from 'zod';
-import { defineService, errorSchemas, settingsOf, type RouteSpec } from '@herald/http';
+import {
+  adminUnauthorizedExample,
+  defineService,
+  errorSchemas,
+  insufficientScopeExamples,
+  noSuchTenantExample,
+  settingsOf,
+  unauthenticatedExample,
+  uuidParameter,
+  type RouteSpec,
+} from '@herald/http';
 import { resolveIdentitiesRequest as resolveIdentitiesBody } from '@herald/internal-api';
 import { TOPICS } from '@herald/messages';
 import { contactResponse, contactWriteBody, externalId, organizationBody } from './schemas.js';
 import { configSchema } from './config.js';
 import {
   contactByEmailExample,
+  contactByEmailInvalidExample,
+  contactByEmailUpdatedExample,
   contactByEmailWriteExample,
+  contactCreatedExample,
   contactExample,
+  contactExportExample,
+  contactInvalidExample,
   contactWriteExample,
+  emailTakenExample,
+  noSuchContactExample,
   organizationExample,
+  organizationInvalidExample,
+  organizationTakenExample,
   organizationWriteExample,
 } from './examples.js';
 
 const { standardError } = errorSchemas;
-const error = (description: string) => ({ description, schema: standardError });
+const error = (description: string, example?: unknown) => ({
+  description,
+  schema: standardError,
+  ...(example === undefined ? {} : { example }),
+});
 const byExternalId = {
   externalId: { description: "the caller's id, percent-encoded (`/` as %2F)", schema: externalId },
 };
 const byId = { id: { description: 'the Contact id assigned by Herald', schema: z.uuid() } };
-const common = {
-  401: error('unauthenticated: missing, malformed or expired token'),
-  403: error('insufficient_scope'),
-};
+/** The policy guard's refusals, for a route that needs `scope`. */
+const common = (scope: keyof typeof insufficientScopeExamples) => ({
+  401: error('unauthenticated: missing, malformed or expired token', unauthenticatedExample),
+  403: error('insufficient_scope', insufficientScopeExamples[scope]),
+});
+const noSuchContact = error('not_found', noSuchContactExample);
 
 const organizationResponse = z.object({
   externalId: z.string(),
@@ -42,8 +67,8 @@ const read = {
     'The Contact with its identities (`externalId`, `email`), its attributes and when it was created and last updated. A Contact erased or never created is a 404.',
   responses: {
     200: { description: 'the Contact', schema: contactResponse, example: contactExample },
-    ...common,
-    404: error('not_found'),
+    ...common('contacts:read'),
+    404: noSuchContact,
   },
 } as const satisfies Omit<RouteSpec, 'path'>;
 
@@ -60,9 +85,10 @@ const exportContact = {
         'line 1 `{"type":"contact","data":{…}}`, then one `{"type":"event","data":{…}}` per Event',
       schema: z.string(),
       contentType: 'application/x-ndjson',
+      example: contactExportExample,
     },
-    ...common,
-    404: error('not_found'),
+    ...common('contacts:export'),
+    404: noSuchContact,
     503: error("service_unavailable: a service holding the Contact's data is unreachable"),
   },
 } as const satisfies Omit<RouteSpec, 'path'>;
@@ -78,8 +104,8 @@ const erase = {
     'Erases the Contact and its Events everywhere Herald keeps them, permanently; Events sent about it afterwards are refused (422). Works while the subscription is suspended. Resending after a timeout is safe.',
   responses: {
     204: { description: 'erased (by id: again 204 on retry)' },
-    ...common,
-    404: error('not_found'),
+    ...common('contacts:erase'),
+    404: noSuchContact,
   },
 } as const satisfies Omit<RouteSpec, 'path'>;
 
@@ -149,15 +175,20 @@ export const manifest = defineService({
       requestBody: contactWriteBody,
       requestExample: contactByEmailWriteExample,
       responses: {
-        200: { description: 'updated', schema: contactResponse, links: linksById },
+        200: {
+          description: 'updated',
+          schema: contactResponse,
+          links: linksById,
+          example: contactByEmailUpdatedExample,
+        },
         201: {
           description: 'created (no externalId)',
           schema: contactResponse,
           links: linksById,
           example: contactByEmailExample,
         },
-        400: error('validation_error'),
-        ...common,
+        400: error('validation_error', contactByEmailInvalidExample),
+        ...common('contacts:write'),
       },
     },
     getContact: { ...read, path: '/v1/contacts/:externalId', pathParameters: byExternalId },
@@ -173,16 +204,21 @@ export const manifest = defineService({
       requestBody: contactWriteBody,
       requestExample: contactWriteExample,
       responses: {
-        200: { description: 'updated', schema: contactResponse, links: linksByExternalId },
-        201: {
-          description: 'created',
+        200: {
+          description: 'updated',
           schema: contactResponse,
           links: linksByExternalId,
           example: contactExample,
         },
-        400: error('validation_error'),
-        ...common,
-        409: error('conflict: the email belongs to another Contact'),
+        201: {
+          description: 'created',
+          schema: contactResponse,
+          links: linksByExternalId,
+          example: contactCreatedExample,
+        },
+        400: error('validation_error', contactInvalidExample),
+        ...common('contacts:write'),
+        409: error('conflict: the email belongs to another Contact', emailTakenExample),
       },
     },
     exportContactById: {
@@ -209,15 +245,19 @@ export const manifest = defineService({
       summary: 'Create an organization',
       description:
         'Creates an organization in the Tenant, so that Events can be recorded about it (`POST /v1/events/by-organization`) and attributed to it. An `externalId` already used is a 409.',
-      pathParameters: { tenantId: { description: 'the Tenant id' } },
+      // What the handler takes; anything else names no Tenant and is a 404, never a 400.
+      pathParameters: { tenantId: { description: 'the Tenant id', schema: uuidParameter } },
       requestBody: organizationBody,
       requestExample: organizationWriteExample,
       responses: {
         201: { description: 'created', schema: organizationResponse, example: organizationExample },
-        400: error('validation_error'),
-        401: error('missing or wrong admin token'),
-        404: error('no such Tenant'),
-        409: error('conflict: an organization with this externalId exists'),
+        400: error('validation_error', organizationInvalidExample),
+        401: error('missing or wrong admin token', adminUnauthorizedExample),
+        404: error('no such Tenant', noSuchTenantExample),
+        409: error(
+          'conflict: an organization with this externalId exists',
+          organizationTakenExample,
+        ),
       },
     },
     resolveIdentities: {

@@ -2,21 +2,21 @@
 // (libs/api-reference checks each against its schema).
 import type { EventRoute } from './domain/event-batch.js';
 
-const contactId = '93e681c3-0d77-4bdc-b8c8-59297d6f3475';
+const contactId = '9d0d6fd0-d171-4e8e-9846-7f4b6df96d67';
 
 /** One request body per Event route, each answered 202. */
 export const requestExamples: Record<EventRoute, unknown> = {
   'by-contact-id': {
     contactId,
     eventName: 'order.completed',
-    occurredAt: '2026-11-23T09:30:00.000Z',
+    occurredAt: '2026-11-24T01:30:00.000Z',
     dedupKey: 'order-5531',
     properties: { orderId: '5531', total: 42.5, currency: 'EUR' },
   },
   'by-external-id': {
     contactExternalId: 'user-1842',
     eventName: 'cart.viewed',
-    occurredAt: '2026-11-23T09:31:00.000Z',
+    occurredAt: '2026-11-24T01:31:00.000Z',
     dedupKey: 'cart-7f3a',
     properties: { items: 3 },
   },
@@ -24,14 +24,14 @@ export const requestExamples: Record<EventRoute, unknown> = {
     {
       contactEmail: 'ada@example.com',
       eventName: 'newsletter.opened',
-      occurredAt: '2026-11-23T08:00:00.000Z',
-      dedupKey: 'nl-2026-47-ada',
+      occurredAt: '2026-11-24T00:00:00.000Z',
+      dedupKey: 'nl-2026-48-ada',
     },
     {
       contactEmail: 'ADA@example.com',
       eventName: 'newsletter.clicked',
-      occurredAt: '2026-11-23T08:01:10.000Z',
-      dedupKey: 'nl-2026-47-ada-click',
+      occurredAt: '2026-11-24T00:01:10.000Z',
+      dedupKey: 'nl-2026-48-ada-click',
       properties: { link: 'pricing' },
     },
   ],
@@ -39,14 +39,24 @@ export const requestExamples: Record<EventRoute, unknown> = {
     organizationExternalId: 'acme-eu',
     contactId,
     eventName: 'plan.upgraded',
-    occurredAt: '2026-11-23T09:35:00.000Z',
+    occurredAt: '2026-11-24T01:35:00.000Z',
     dedupKey: 'plan-acme-eu-2026-11',
     properties: { from: 'starter', to: 'team' },
   },
 };
 
-export const acceptedExample = { accepted: 1 };
+/** What each route answered to its request example: the by-email one holds two Events. */
+export const acceptedExamples: Record<EventRoute, unknown> = {
+  'by-contact-id': { accepted: 1 },
+  'by-external-id': { accepted: 1 },
+  'by-email': { accepted: 2 },
+  'by-organization': { accepted: 1 },
+};
 
+/**
+ * By external id, `[{"contactExternalId": "user-1842", …}, {"contactExternalId": "user-9999",
+ * "eventName": "cart.viewed", …}]`.
+ */
 export const unresolvedExample = {
   code: 'unresolved_identity',
   message: '1 event(s) name a contact or organization that does not exist; nothing was recorded',
@@ -62,8 +72,23 @@ export const unresolvedExample = {
   ],
 };
 
+/**
+ * By external id, `{"contactExternalId": "user-1842", "eventName": "cart.viewed", "occurredAt":
+ * "24/11/2026 01:32"}`.
+ */
 export const validationExample = {
   code: 'validation_error',
   message:
     'event.occurredAt: must be an RFC 3339 date-time with an offset, e.g. 2026-03-04T05:06:07.123Z',
+};
+
+/** `GET /admin/v1/tenants/{tenantId}/event-names` after the request examples. */
+export const eventNamesExample = {
+  eventNames: [
+    { name: 'cart.viewed', firstSeenAt: '2026-11-24T02:06:35.672Z' },
+    { name: 'newsletter.clicked', firstSeenAt: '2026-11-24T02:06:35.691Z' },
+    { name: 'newsletter.opened', firstSeenAt: '2026-11-24T02:06:35.691Z' },
+    { name: 'order.completed', firstSeenAt: '2026-11-24T02:06:35.647Z' },
+    { name: 'plan.upgraded', firstSeenAt: '2026-11-24T02:06:35.708Z' },
+  ],
 };

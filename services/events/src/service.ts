@@ -3,20 +3,35 @@
 // chart's process list and the compose ingress from it; the app mounts its routes from it.
 // Light on purpose: scripts import it.
 import { z } from 'zod';
-import { defineService, errorSchemas, settingsOf, type RouteSpec } from '@herald/http';
+import {
+  adminUnauthorizedExample,
+  defineService,
+  errorSchemas,
+  insufficientScopeExamples,
+  noSuchTenantExample,
+  settingsOf,
+  unauthenticatedExample,
+  uuidParameter,
+  type RouteSpec,
+} from '@herald/http';
 import { TOPICS } from '@herald/messages';
 import { EVENT_ROUTES, type EventRoute } from './domain/event-batch.js';
 import { acceptedResponse, eventNamesResponse, MAX_EVENTS_PER_REQUEST } from './schemas.js';
 import { configSchema, relayConfigSchema } from './config.js';
 import {
-  acceptedExample,
+  acceptedExamples,
+  eventNamesExample,
   requestExamples,
   unresolvedExample,
   validationExample,
 } from './examples.js';
 
 const { standardError, unresolvedIdentity } = errorSchemas;
-const error = (description: string) => ({ description, schema: standardError });
+const error = (description: string, example?: unknown) => ({
+  description,
+  schema: standardError,
+  ...(example === undefined ? {} : { example }),
+});
 
 /** One Event object, or an array of 1..1,000 of them. */
 const requestBody = (event: z.ZodType) =>
@@ -38,7 +53,7 @@ function eventRoute<const R extends EventRoute>(route: R, summary: string, names
         description:
           'recorded (committed); `accepted` counts every Event object, duplicates of a dedupKey included',
         schema: acceptedResponse,
-        example: acceptedExample,
+        example: acceptedExamples[route],
       },
       400: {
         ...error(
@@ -46,8 +61,8 @@ function eventRoute<const R extends EventRoute>(route: R, summary: string, names
         ),
         example: validationExample,
       },
-      401: error('unauthenticated: missing, malformed or expired token'),
-      403: error('insufficient_scope'),
+      401: error('unauthenticated: missing, malformed or expired token', unauthenticatedExample),
+      403: error('insufficient_scope', insufficientScopeExamples['events:write']),
       413: error('payload_too_large: body over 1 MiB; nothing recorded'),
       422: {
         description:
@@ -143,11 +158,16 @@ export const manifest = defineService({
       summary: 'The event names recorded in a Tenant (Journey triggers are picked from them)',
       description:
         'Every event name recorded in the Tenant at least once, sorted: the names a Journey can be triggered by.',
-      pathParameters: { tenantId: { description: 'the Tenant id', schema: z.uuid() } },
+      // What the handler takes; anything else names no Tenant and is a 404, never a 400.
+      pathParameters: { tenantId: { description: 'the Tenant id', schema: uuidParameter } },
       responses: {
-        200: { description: 'sorted by name', schema: eventNamesResponse },
-        401: error('missing or wrong admin token'),
-        404: error('no such Tenant'),
+        200: {
+          description: 'sorted by name',
+          schema: eventNamesResponse,
+          example: eventNamesExample,
+        },
+        401: error('missing or wrong admin token', adminUnauthorizedExample),
+        404: error('no such Tenant', noSuchTenantExample),
       },
     },
     // The contacts service calls these for a Contact's GDPR export and erasure.

@@ -294,6 +294,8 @@ export interface components {
         organizationExternalId: string | null;
       }[];
     };
+    /** @description the ingress controller's own error page, not one of Herald's error bodies (ingress-nginx: HTML) */
+    IngressErrorPage: string;
     /** @description any JSON value; no string or key in it holds U+0000 */
     StorableJsonValue:
       | string
@@ -778,6 +780,16 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "12d4f194-6ccd-4af0-97f3-b1700de57a67",
+           *       "email": "Grace@Example.com",
+           *       "name": "Grace Hopper",
+           *       "phone": "+12025550143",
+           *       "createdAt": "2026-11-24T02:06:28.241Z",
+           *       "updatedAt": "2026-11-24T02:06:29.257Z"
+           *     }
+           */
           'application/json': {
             /** Format: uuid */
             id: string;
@@ -804,11 +816,11 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "id": "8de267ff-f1e4-453a-b61e-e10841f987c9",
+           *       "id": "12d4f194-6ccd-4af0-97f3-b1700de57a67",
            *       "email": "grace@example.com",
            *       "name": "Grace Hopper",
-           *       "createdAt": "2026-11-23T09:42:44.054Z",
-           *       "updatedAt": "2026-11-23T09:42:44.054Z"
+           *       "createdAt": "2026-11-24T02:06:28.241Z",
+           *       "updatedAt": "2026-11-24T02:06:28.241Z"
            *     }
            */
           'application/json': {
@@ -835,6 +847,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "body.email: Invalid input: expected string, received undefined"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -847,6 +865,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unauthenticated",
+           *       "message": "missing, malformed or expired access token"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -859,6 +883,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "subscription_suspended",
+           *       "title": "Subscription suspended",
+           *       "status": 402,
+           *       "detail": "The subscription of this tenant is suspended; data is read-only until billing is fixed."
+           *     }
+           */
           'application/problem+json': components['schemas']['SubscriptionSuspended'];
         };
       };
@@ -871,6 +903,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "missing scope contacts:write"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -883,6 +921,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "There is no such route."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -896,6 +940,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -908,6 +958,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "payload_too_large",
+           *       "message": "The request body is larger than 1 MiB."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -921,6 +977,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "rate_limited",
+           *       "message": "request budget used up; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -933,19 +995,68 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend later */
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
+        };
+      };
+      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend after Retry-After */
       503: {
         headers: {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };
@@ -973,14 +1084,14 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "id": "93e681c3-0d77-4bdc-b8c8-59297d6f3475",
+           *       "id": "9d0d6fd0-d171-4e8e-9846-7f4b6df96d67",
            *       "externalId": "user-1842",
            *       "email": "ada@example.com",
-           *       "name": "Ada Lovelace",
+           *       "name": "Ada King, Countess of Lovelace",
            *       "phone": "+442071234567",
            *       "timeZone": "Europe/London",
-           *       "createdAt": "2026-11-23T09:42:27.346Z",
-           *       "updatedAt": "2026-11-23T09:42:27.346Z"
+           *       "createdAt": "2026-11-24T02:06:27.084Z",
+           *       "updatedAt": "2026-11-24T02:06:28.106Z"
            *     }
            */
           'application/json': {
@@ -1007,6 +1118,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unauthenticated",
+           *       "message": "missing, malformed or expired access token"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1019,6 +1136,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "missing scope contacts:read"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1031,6 +1154,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "no such contact"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1044,6 +1173,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1057,6 +1192,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "rate_limited",
+           *       "message": "request budget used up; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1069,19 +1210,68 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend later */
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
+        };
+      };
+      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend after Retry-After */
       503: {
         headers: {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };
@@ -1545,6 +1735,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "9d0d6fd0-d171-4e8e-9846-7f4b6df96d67",
+           *       "externalId": "user-1842",
+           *       "email": "ada@example.com",
+           *       "name": "Ada King, Countess of Lovelace",
+           *       "phone": "+442071234567",
+           *       "timeZone": "Europe/London",
+           *       "createdAt": "2026-11-24T02:06:27.084Z",
+           *       "updatedAt": "2026-11-24T02:06:28.106Z"
+           *     }
+           */
           'application/json': {
             /** Format: uuid */
             id: string;
@@ -1571,14 +1773,14 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "id": "93e681c3-0d77-4bdc-b8c8-59297d6f3475",
+           *       "id": "9d0d6fd0-d171-4e8e-9846-7f4b6df96d67",
            *       "externalId": "user-1842",
            *       "email": "ada@example.com",
            *       "name": "Ada Lovelace",
            *       "phone": "+442071234567",
            *       "timeZone": "Europe/London",
-           *       "createdAt": "2026-11-23T09:42:27.346Z",
-           *       "updatedAt": "2026-11-23T09:42:27.346Z"
+           *       "createdAt": "2026-11-24T02:06:27.084Z",
+           *       "updatedAt": "2026-11-24T02:06:27.084Z"
            *     }
            */
           'application/json': {
@@ -1605,6 +1807,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "body.email: must be an email address like name@example.com"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1617,6 +1825,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unauthenticated",
+           *       "message": "missing, malformed or expired access token"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1629,6 +1843,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "subscription_suspended",
+           *       "title": "Subscription suspended",
+           *       "status": 402,
+           *       "detail": "The subscription of this tenant is suspended; data is read-only until billing is fixed."
+           *     }
+           */
           'application/problem+json': components['schemas']['SubscriptionSuspended'];
         };
       };
@@ -1641,6 +1863,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "missing scope contacts:write"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1653,6 +1881,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "There is no such route."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1666,6 +1900,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1678,6 +1918,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "conflict",
+           *       "message": "the email belongs to another contact with a different externalId; nothing changed"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1690,6 +1936,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "payload_too_large",
+           *       "message": "The request body is larger than 1 MiB."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1703,6 +1955,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "rate_limited",
+           *       "message": "request budget used up; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1715,19 +1973,68 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend later */
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
+        };
+      };
+      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend after Retry-After */
       503: {
         headers: {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };
@@ -1763,6 +2070,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unauthenticated",
+           *       "message": "missing, malformed or expired access token"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1775,6 +2088,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "missing scope contacts:erase"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1787,6 +2106,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "no such contact"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1800,6 +2125,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1812,6 +2143,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "payload_too_large",
+           *       "message": "The request body is larger than 1 MiB."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1825,6 +2162,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "rate_limited",
+           *       "message": "request budget used up; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1837,19 +2180,68 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend later */
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
+        };
+      };
+      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend after Retry-After */
       503: {
         headers: {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };
@@ -1875,6 +2267,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {"type":"contact","data":{"id":"9d0d6fd0-d171-4e8e-9846-7f4b6df96d67","externalId":"user-1842","email":"ada@example.com","name":"Ada King, Countess of Lovelace","phone":"+442071234567","timeZone":"Europe/London","createdAt":"2026-11-24T02:06:27.084Z","updatedAt":"2026-11-24T02:06:28.106Z"}}
+           *     {"type":"event","data":{"id":"35e1bc6d-4165-451b-a55c-fb5ea293e658","eventName":"order.completed","occurredAt":"2026-11-24T01:30:00.000Z","receivedAt":"2026-11-24T02:06:35.647Z","organizationExternalId":null,"dedupKey":"order-5531","properties":{"orderId":"5531","total":42.5,"currency":"EUR"}}}
+           *     {"type":"event","data":{"id":"14c7f784-d07a-4308-81fd-25de1411f343","eventName":"cart.viewed","occurredAt":"2026-11-24T01:31:00.000Z","receivedAt":"2026-11-24T02:06:35.672Z","organizationExternalId":null,"dedupKey":"cart-7f3a","properties":{"items":3}}}
+           *     {"type":"event","data":{"id":"4815ab17-885f-4ff0-99ed-cda082b7804d","eventName":"newsletter.opened","occurredAt":"2026-11-24T00:00:00.000Z","receivedAt":"2026-11-24T02:06:35.691Z","organizationExternalId":null,"dedupKey":"nl-2026-48-ada","properties":null}}
+           *     {"type":"event","data":{"id":"8d41c6c4-be66-41b7-9960-62c0435abc8a","eventName":"newsletter.clicked","occurredAt":"2026-11-24T00:01:10.000Z","receivedAt":"2026-11-24T02:06:35.691Z","organizationExternalId":null,"dedupKey":"nl-2026-48-ada-click","properties":{"link":"pricing"}}}
+           *     {"type":"event","data":{"id":"5ce477dc-f514-4eb0-b73c-67b237ff7a5a","eventName":"plan.upgraded","occurredAt":"2026-11-24T01:35:00.000Z","receivedAt":"2026-11-24T02:06:35.708Z","organizationExternalId":"acme-eu","dedupKey":"plan-acme-eu-2026-11","properties":{"from":"starter","to":"team"}}}
+           */
           'application/x-ndjson': string;
         };
       };
@@ -1887,6 +2287,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unauthenticated",
+           *       "message": "missing, malformed or expired access token"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1899,6 +2305,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "missing scope contacts:export"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1911,6 +2323,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "no such contact"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1924,6 +2342,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1937,6 +2361,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "rate_limited",
+           *       "message": "request budget used up; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1949,7 +2379,31 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
       /** @description service_unavailable: a service holding the Contact's data is unreachable */
@@ -1958,10 +2412,35 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };
@@ -1989,14 +2468,14 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "id": "93e681c3-0d77-4bdc-b8c8-59297d6f3475",
+           *       "id": "9d0d6fd0-d171-4e8e-9846-7f4b6df96d67",
            *       "externalId": "user-1842",
            *       "email": "ada@example.com",
-           *       "name": "Ada Lovelace",
+           *       "name": "Ada King, Countess of Lovelace",
            *       "phone": "+442071234567",
            *       "timeZone": "Europe/London",
-           *       "createdAt": "2026-11-23T09:42:27.346Z",
-           *       "updatedAt": "2026-11-23T09:42:27.346Z"
+           *       "createdAt": "2026-11-24T02:06:27.084Z",
+           *       "updatedAt": "2026-11-24T02:06:28.106Z"
            *     }
            */
           'application/json': {
@@ -2023,6 +2502,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unauthenticated",
+           *       "message": "missing, malformed or expired access token"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2035,6 +2520,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "missing scope contacts:read"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2047,6 +2538,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "no such contact"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2060,6 +2557,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2073,6 +2576,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "rate_limited",
+           *       "message": "request budget used up; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2085,19 +2594,68 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend later */
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
+        };
+      };
+      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend after Retry-After */
       503: {
         headers: {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };
@@ -2133,6 +2691,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unauthenticated",
+           *       "message": "missing, malformed or expired access token"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2145,6 +2709,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "missing scope contacts:erase"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2157,6 +2727,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "no such contact"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2170,6 +2746,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2182,6 +2764,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "payload_too_large",
+           *       "message": "The request body is larger than 1 MiB."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2195,6 +2783,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "rate_limited",
+           *       "message": "request budget used up; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2207,19 +2801,68 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend later */
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
+        };
+      };
+      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend after Retry-After */
       503: {
         headers: {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };
@@ -2245,6 +2888,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {"type":"contact","data":{"id":"9d0d6fd0-d171-4e8e-9846-7f4b6df96d67","externalId":"user-1842","email":"ada@example.com","name":"Ada King, Countess of Lovelace","phone":"+442071234567","timeZone":"Europe/London","createdAt":"2026-11-24T02:06:27.084Z","updatedAt":"2026-11-24T02:06:28.106Z"}}
+           *     {"type":"event","data":{"id":"35e1bc6d-4165-451b-a55c-fb5ea293e658","eventName":"order.completed","occurredAt":"2026-11-24T01:30:00.000Z","receivedAt":"2026-11-24T02:06:35.647Z","organizationExternalId":null,"dedupKey":"order-5531","properties":{"orderId":"5531","total":42.5,"currency":"EUR"}}}
+           *     {"type":"event","data":{"id":"14c7f784-d07a-4308-81fd-25de1411f343","eventName":"cart.viewed","occurredAt":"2026-11-24T01:31:00.000Z","receivedAt":"2026-11-24T02:06:35.672Z","organizationExternalId":null,"dedupKey":"cart-7f3a","properties":{"items":3}}}
+           *     {"type":"event","data":{"id":"4815ab17-885f-4ff0-99ed-cda082b7804d","eventName":"newsletter.opened","occurredAt":"2026-11-24T00:00:00.000Z","receivedAt":"2026-11-24T02:06:35.691Z","organizationExternalId":null,"dedupKey":"nl-2026-48-ada","properties":null}}
+           *     {"type":"event","data":{"id":"8d41c6c4-be66-41b7-9960-62c0435abc8a","eventName":"newsletter.clicked","occurredAt":"2026-11-24T00:01:10.000Z","receivedAt":"2026-11-24T02:06:35.691Z","organizationExternalId":null,"dedupKey":"nl-2026-48-ada-click","properties":{"link":"pricing"}}}
+           *     {"type":"event","data":{"id":"5ce477dc-f514-4eb0-b73c-67b237ff7a5a","eventName":"plan.upgraded","occurredAt":"2026-11-24T01:35:00.000Z","receivedAt":"2026-11-24T02:06:35.708Z","organizationExternalId":"acme-eu","dedupKey":"plan-acme-eu-2026-11","properties":{"from":"starter","to":"team"}}}
+           */
           'application/x-ndjson': string;
         };
       };
@@ -2257,6 +2908,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unauthenticated",
+           *       "message": "missing, malformed or expired access token"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2269,6 +2926,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "missing scope contacts:export"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2281,6 +2944,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "no such contact"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2294,6 +2963,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2307,6 +2982,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "rate_limited",
+           *       "message": "request budget used up; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2319,7 +3000,31 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
       /** @description service_unavailable: a service holding the Contact's data is unreachable */
@@ -2328,10 +3033,35 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };
@@ -2347,9 +3077,9 @@ export interface operations {
       content: {
         /**
          * @example {
-         *       "contactId": "93e681c3-0d77-4bdc-b8c8-59297d6f3475",
+         *       "contactId": "9d0d6fd0-d171-4e8e-9846-7f4b6df96d67",
          *       "eventName": "order.completed",
-         *       "occurredAt": "2026-11-23T09:30:00.000Z",
+         *       "occurredAt": "2026-11-24T01:30:00.000Z",
          *       "dedupKey": "order-5531",
          *       "properties": {
          *         "orderId": "5531",
@@ -2432,6 +3162,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unauthenticated",
+           *       "message": "missing, malformed or expired access token"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2444,6 +3180,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "subscription_suspended",
+           *       "title": "Subscription suspended",
+           *       "status": 402,
+           *       "detail": "The subscription of this tenant is suspended; data is read-only until billing is fixed."
+           *     }
+           */
           'application/problem+json': components['schemas']['SubscriptionSuspended'];
         };
       };
@@ -2456,6 +3200,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "missing scope events:write"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2468,6 +3218,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "There is no such route."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2481,6 +3237,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2493,6 +3255,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "payload_too_large",
+           *       "message": "The request body is larger than 1 MiB."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2534,6 +3302,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "rate_limited",
+           *       "message": "request budget used up; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2546,7 +3320,31 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
       /** @description service_unavailable: a dependency is unreachable; nothing recorded; see Retry-After */
@@ -2555,10 +3353,35 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };
@@ -2577,14 +3400,14 @@ export interface operations {
          *       {
          *         "contactEmail": "ada@example.com",
          *         "eventName": "newsletter.opened",
-         *         "occurredAt": "2026-11-23T08:00:00.000Z",
-         *         "dedupKey": "nl-2026-47-ada"
+         *         "occurredAt": "2026-11-24T00:00:00.000Z",
+         *         "dedupKey": "nl-2026-48-ada"
          *       },
          *       {
          *         "contactEmail": "ADA@example.com",
          *         "eventName": "newsletter.clicked",
-         *         "occurredAt": "2026-11-23T08:01:10.000Z",
-         *         "dedupKey": "nl-2026-47-ada-click",
+         *         "occurredAt": "2026-11-24T00:01:10.000Z",
+         *         "dedupKey": "nl-2026-48-ada-click",
          *         "properties": {
          *           "link": "pricing"
          *         }
@@ -2630,7 +3453,7 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "accepted": 1
+           *       "accepted": 2
            *     }
            */
           'application/json': {
@@ -2665,6 +3488,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unauthenticated",
+           *       "message": "missing, malformed or expired access token"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2677,6 +3506,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "subscription_suspended",
+           *       "title": "Subscription suspended",
+           *       "status": 402,
+           *       "detail": "The subscription of this tenant is suspended; data is read-only until billing is fixed."
+           *     }
+           */
           'application/problem+json': components['schemas']['SubscriptionSuspended'];
         };
       };
@@ -2689,6 +3526,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "missing scope events:write"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2701,6 +3544,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "There is no such route."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2714,6 +3563,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2726,6 +3581,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "payload_too_large",
+           *       "message": "The request body is larger than 1 MiB."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2767,6 +3628,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "rate_limited",
+           *       "message": "request budget used up; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2779,7 +3646,31 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
       /** @description service_unavailable: a dependency is unreachable; nothing recorded; see Retry-After */
@@ -2788,10 +3679,35 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };
@@ -2809,7 +3725,7 @@ export interface operations {
          * @example {
          *       "contactExternalId": "user-1842",
          *       "eventName": "cart.viewed",
-         *       "occurredAt": "2026-11-23T09:31:00.000Z",
+         *       "occurredAt": "2026-11-24T01:31:00.000Z",
          *       "dedupKey": "cart-7f3a",
          *       "properties": {
          *         "items": 3
@@ -2890,6 +3806,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unauthenticated",
+           *       "message": "missing, malformed or expired access token"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2902,6 +3824,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "subscription_suspended",
+           *       "title": "Subscription suspended",
+           *       "status": 402,
+           *       "detail": "The subscription of this tenant is suspended; data is read-only until billing is fixed."
+           *     }
+           */
           'application/problem+json': components['schemas']['SubscriptionSuspended'];
         };
       };
@@ -2914,6 +3844,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "missing scope events:write"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2926,6 +3862,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "There is no such route."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2939,6 +3881,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2951,6 +3899,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "payload_too_large",
+           *       "message": "The request body is larger than 1 MiB."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2992,6 +3946,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "rate_limited",
+           *       "message": "request budget used up; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3004,7 +3964,31 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
       /** @description service_unavailable: a dependency is unreachable; nothing recorded; see Retry-After */
@@ -3013,10 +3997,35 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };
@@ -3033,9 +4042,9 @@ export interface operations {
         /**
          * @example {
          *       "organizationExternalId": "acme-eu",
-         *       "contactId": "93e681c3-0d77-4bdc-b8c8-59297d6f3475",
+         *       "contactId": "9d0d6fd0-d171-4e8e-9846-7f4b6df96d67",
          *       "eventName": "plan.upgraded",
-         *       "occurredAt": "2026-11-23T09:35:00.000Z",
+         *       "occurredAt": "2026-11-24T01:35:00.000Z",
          *       "dedupKey": "plan-acme-eu-2026-11",
          *       "properties": {
          *         "from": "starter",
@@ -3117,6 +4126,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "unauthenticated",
+           *       "message": "missing, malformed or expired access token"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3129,6 +4144,14 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "type": "subscription_suspended",
+           *       "title": "Subscription suspended",
+           *       "status": 402,
+           *       "detail": "The subscription of this tenant is suspended; data is read-only until billing is fixed."
+           *     }
+           */
           'application/problem+json': components['schemas']['SubscriptionSuspended'];
         };
       };
@@ -3141,6 +4164,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "insufficient_scope",
+           *       "message": "missing scope events:write"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3153,6 +4182,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "There is no such route."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3166,6 +4201,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3178,6 +4219,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "payload_too_large",
+           *       "message": "The request body is larger than 1 MiB."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3219,6 +4266,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "rate_limited",
+           *       "message": "request budget used up; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3231,7 +4284,31 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
       /** @description service_unavailable: a dependency is unreachable; nothing recorded; see Retry-After */
@@ -3240,10 +4317,35 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };
@@ -3292,6 +4394,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "There is no such route."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3302,6 +4410,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3311,16 +4425,65 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend later */
-      503: {
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
         headers: {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
+        };
+      };
+      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };
@@ -3342,7 +4505,7 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "accessToken": "eyJhbGciOiJFUzI1NiIsImtpZCI6ImhPUVlqdkZsU1Q2aCIsInR5cCI6ImF0K2p3dCJ9.eyJ0aWQiOiI3YTZmMjcxNC1lM2U3LTRkMjUtOGI2Zi00NDM3N2FjOGIzZWUiLCJjbGllbnRfaWQiOiJja18xb2g3TnJhWUZldmtreXd0dDVvUUFyIiwic2NvcGUiOiJldmVudHM6d3JpdGUgY29udGFjdHM6d3JpdGUgY29udGFjdHM6cmVhZCBjb250YWN0czpleHBvcnQgY29udGFjdHM6ZXJhc2UiLCJpc3MiOiJoZXJhbGQtYXV0aCIsImF1ZCI6ImhlcmFsZC1hcGkiLCJzdWIiOiJja18xb2g3TnJhWUZldmtreXd0dDVvUUFyIiwianRpIjoiYzA1Zjc0ODctYmMxMy00MjY2LTljMjktODQ0NWFhYjE3NzhjIiwiaWF0IjoxNzk1NDI2OTQ3LCJleHAiOjE3OTU0Mjc4NDd9.n_6Ur6V-gowvO6esCWKpCrjy1HNVxqm-dHpLJC8Hz_sN8AIQvNURNWgKJ2YESVa7_bAS2DpgsU1lWYjMxOdXJw",
+           *       "accessToken": "eyJhbGciOiJFUzI1NiIsImtpZCI6IlRURmM4RmppQk5ZbSIsInR5cCI6ImF0K2p3dCJ9.eyJ0aWQiOiI4MGU1YjQ0MC02ODgzLTQzZDktYjQ3YS1hYjkyOTFkMWZhMjMiLCJjbGllbnRfaWQiOiJja18xc0lSREw1YnpLSTRUd3QzcDNYTFUyIiwic2NvcGUiOiJldmVudHM6d3JpdGUgY29udGFjdHM6d3JpdGUgY29udGFjdHM6cmVhZCBjb250YWN0czpleHBvcnQgY29udGFjdHM6ZXJhc2UiLCJpc3MiOiJoZXJhbGQtYXV0aCIsImF1ZCI6ImhlcmFsZC1hcGkiLCJzdWIiOiJja18xc0lSREw1YnpLSTRUd3QzcDNYTFUyIiwianRpIjoiNzU3OTI3Y2QtOWFkYy00NzI5LTkyYzctMmQxMDZmOGYzNzYyIiwiaWF0IjoxNzk1NDg1OTg2LCJleHAiOjE3OTU0ODY4ODZ9.5CsnkAIzuEUFbAVth0-VXZnGjSddIz8c2Qq7RFXjs3MVWtQUCMJreTbnNGLZiTWBSbsXLm0w5LslTH08ZjcSgA",
            *       "tokenType": "Bearer",
            *       "expiresIn": 900
            *     }
@@ -3361,6 +4524,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "invalid_client",
+           *       "message": "client authentication failed"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3370,6 +4539,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "not_found",
+           *       "message": "There is no such route."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3380,6 +4555,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "method_not_allowed",
+           *       "message": "The method is not allowed here."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3389,15 +4570,28 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "payload_too_large",
+           *       "message": "The request body is larger than 1 MiB."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description rate_limited: too many failed exchanges for this ClientID or from this address; Retry-After says when to try again */
       429: {
         headers: {
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "rate_limited",
+           *       "message": "too many failed token exchanges; retry after the number of seconds in Retry-After"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3407,16 +4601,65 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "code": "internal_error",
+           *       "message": "internal error"
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend later */
-      503: {
+      /** @description from the ingress controller, not Herald: the service is unreachable; its own page as body (locally: 503) */
+      502: {
         headers: {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example <html>
+           *     <head><title>502 Bad Gateway</title></head>
+           *     <body>
+           *     <center><h1>502 Bad Gateway</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
+        };
+      };
+      /** @description service_unavailable: a service or a backing store Herald needs is not answering; resend after Retry-After */
+      503: {
+        headers: {
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "service_unavailable",
+           *       "message": "The service is unavailable; try again in a few seconds."
+           *     }
+           */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description from the ingress controller, not Herald: no answer in time, the request may be done; its own page as body (locally: 503) */
+      504: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example <html>
+           *     <head><title>504 Gateway Time-out</title></head>
+           *     <body>
+           *     <center><h1>504 Gateway Time-out</h1></center>
+           *     <hr><center>nginx</center>
+           *     </body>
+           *     </html>
+           */
+          'text/html': components['schemas']['IngressErrorPage'];
         };
       };
     };

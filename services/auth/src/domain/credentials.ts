@@ -37,7 +37,8 @@ export function newClientId(kind: KeyKind): string {
   );
 }
 
-const CLIENT_ID = new RegExp(
+/** The shape of every ClientID `newClientId` gives (the OpenAPI document states it too). */
+export const CLIENT_ID = new RegExp(
   `^(${PREFIX.secretClientId}|${PREFIX.publishableClientId})[0-9A-Za-z]{${base62Length(CLIENT_ID_BYTES)}}$`,
 );
 

@@ -1,3 +1,3 @@
 import { jestConfig } from '@herald/jest-preset';
 
-export default jestConfig();
+export default jestConfig({ setupFilesAfterEnv: ['<rootDir>/test/contract-check.ts'] });

@@ -65,12 +65,34 @@ function assertDistinctPorts(processes) {
   }
 }
 
+/**
+ * The paths a service's routes take (Express syntax), each with the methods its 405 names there
+ * (`mountRoutes` of @herald/http): every path with a public, operator or page route, except one
+ * whose other methods fall through to the 404. The local nginx names them in its own 405s.
+ */
+export function allowedMethods(manifest) {
+  const byPath = new Map();
+  for (const route of Object.values(manifest.routes ?? {})) {
+    const entry = byPath.get(route.path) ?? { methods: [], routed: false, refuses: true };
+    entry.methods.push(route.method.toUpperCase());
+    entry.routed ||= route.audience !== 'internal';
+    entry.refuses &&= route.methodNotAllowed !== false;
+    byPath.set(route.path, entry);
+  }
+  return [...byPath]
+    .filter(([, entry]) => entry.routed && entry.refuses)
+    .map(([route, { methods }]) => ({ path: route, methods }));
+}
+
 /** scripts/stack/processes.generated.json: the local stack's registry (scripts/stack/services.mjs). */
 export function stackRegistry(manifests, { topicSettings }) {
   const processes = processesOf(manifests);
   assertDistinctPorts(processes);
   const entries = processes.map((p) => {
     const file = (relative) => path.posix.join('services', p.dir, relative);
+    const allow = p.servesRoutes
+      ? allowedMethods(manifests.find(({ manifest }) => manifest.name === p.service).manifest)
+      : [];
     return {
       name: p.name,
       port: p.port,
@@ -84,6 +106,7 @@ export function stackRegistry(manifests, { topicSettings }) {
       ...(p.holdsContactData ? { holdsContactData: true } : {}),
       ...(p.after?.length ? { after: [...p.after] } : {}),
       routes: (p.ingress ?? []).map(ingressRule),
+      ...(allow.length ? { allow } : {}),
       topics: (p.topics?.creates ?? []).map((name) => topicSpec(topicSettings, name)),
     };
   });

@@ -1,5 +1,6 @@
 // `node --test scripts/generate/render.test.mjs`: the local stack's registry carries each
-// process's metrics port, and no two ports of the stack may be the same.
+// process's metrics port, and no two ports of the stack may be the same; it names the methods
+// each served path takes, as the service's own 405 does.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -76,4 +77,41 @@ test('when a second stack moves a service port, then its metrics port moves alon
     42000,
     'http://127.0.0.1:42000/metrics',
   ]);
+});
+
+test('when a service has routes, then its first process lists the methods each routed path takes, as its 405 names them', () => {
+  const route = (method, path, extra = {}) => ({
+    method,
+    path,
+    audience: 'public',
+    access: { kind: 'none' },
+    summary: '',
+    ...extra,
+  });
+  const registry = JSON.parse(
+    stackRegistry(
+      [
+        {
+          dir: 'demo',
+          manifest: {
+            name: 'demo',
+            processes: [process_('demo', 18081, 19081), process_('demo-worker', 18082, 19082)],
+            routes: {
+              get: route('get', '/v1/things/:id'),
+              put: route('put', '/v1/things/:id', { audience: 'operator' }),
+              page: route('get', '/pages', { page: true }),
+              internal: route('post', '/internal/v1/things', { audience: 'internal' }),
+              keys: route('get', '/.well-known/keys', { methodNotAllowed: false }),
+            },
+          },
+        },
+      ],
+      { topicSettings: {} },
+    ),
+  );
+  assert.deepEqual(registry[0].allow, [
+    { path: '/v1/things/:id', methods: ['GET', 'PUT'] },
+    { path: '/pages', methods: ['GET'] },
+  ]);
+  assert.equal(registry[1].allow, undefined);
 });

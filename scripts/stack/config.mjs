@@ -134,6 +134,7 @@ export const stackServices = Object.freeze(
       migratePath: s.migrate ? path.resolve(repoRoot, s.migrate) : null,
       nodeArgs: s.nodeArgs ?? [],
       routes: s.routes ?? [],
+      allow: s.allow ?? [],
       topics: s.topics ?? [],
       secrets: s.secrets ?? [],
       callers: s.callers ?? [],

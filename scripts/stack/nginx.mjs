@@ -1,5 +1,6 @@
 // nginx ingress on 127.0.0.1:8080, rendered from infra/nginx/nginx.conf.template and the
-// `routes` of the registry's services. Runs as `nginx -p .herald/nginx -c ... -e ...`.
+// `routes` and `allow` of the registry's services. Runs as
+// `nginx -p .herald/nginx -c ... -e ...`.
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -10,7 +11,6 @@ import {
   logDir,
   portEnvVars,
   ports,
-  repoRoot,
   stackServices,
 } from './config.mjs';
 import { StackError, say } from './output.mjs';
@@ -54,22 +54,48 @@ function locationFor(route, service) {
   );
 }
 
-const openApiFile = path.join(repoRoot, 'libs', 'api-reference', 'openapi.json');
+/**
+ * The process nginx sends `uri` to, chosen as nginx chooses a location: an exact one, else the
+ * longest `^~` prefix, else the first regex in registry order; null for the catch-all 404.
+ */
+export function ingressTarget(uri, services = stackServices) {
+  const rules = services.flatMap((s) => s.routes.map((rule) => ({ rule, name: s.name })));
+  const exact = rules.find(({ rule }) => rule.exact === uri);
+  if (exact) return exact.name;
+  const prefix = rules
+    .filter(({ rule }) => typeof rule.prefix === 'string' && uri.startsWith(rule.prefix))
+    .sort((a, b) => b.rule.prefix.length - a.rule.prefix.length)[0];
+  if (prefix) return prefix.name;
+  const regex = rules.find(
+    ({ rule }) => typeof rule.regex === 'string' && new RegExp(rule.regex).test(uri),
+  );
+  return regex?.name ?? null;
+}
 
 /**
- * `map` lines from each documented path to the methods it takes: paths with more literal
- * segments first, as nginx takes the first regex that matches (`/v1/contacts/by-id/x` before
+ * `map` lines from each path a service serves to the methods its own 405 names there (the
+ * registry's `allow`): only where nginx routes the path to that service, with the trailing slash
+ * Express also takes when nginx routes that form there too. Paths with more literal segments
+ * first, as nginx takes the first regex that matches (`/v1/contacts/by-id/x` before
  * `/v1/contacts/{externalId}`).
  */
-export function allowMapLines(document = JSON.parse(fs.readFileSync(openApiFile, 'utf8'))) {
-  return Object.entries(document.paths)
-    .map(([template, operations]) => ({
-      literal: template.split('/').filter((segment) => !segment.startsWith('{')).length,
-      pattern: `^${template.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/?]+')}(\\?.*)?$`,
-      methods: Object.keys(operations)
-        .map((m) => m.toUpperCase())
-        .join(', '),
-    }))
+export function allowMapLines(services = stackServices) {
+  return services
+    .flatMap((service) =>
+      (service.allow ?? []).flatMap(({ path: route, methods }) => {
+        const sample = route.replace(/:\w+/g, 'x');
+        if (ingressTarget(sample, services) !== service.name) return [];
+        const slash = ingressTarget(`${sample}/`, services) === service.name ? '/?' : '';
+        const pattern = route.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:\w+/g, '[^/?]+');
+        return [
+          {
+            literal: route.split('/').filter((segment) => !segment.startsWith(':')).length,
+            pattern: `^${pattern}${slash}(\\?.*)?$`,
+            methods: methods.join(', '),
+          },
+        ];
+      }),
+    )
     .sort((a, b) => b.literal - a.literal)
     .map(({ pattern, methods }) => `    "~${pattern}" "${methods}";`)
     .join('\n');

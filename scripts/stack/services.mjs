@@ -14,8 +14,10 @@
 // routes; the contacts service gets the base URLs of those that are built in
 // CONTACT_DATA_SERVICES); `after` (services earlier in the list whose start, migration included,
 // it waits for); `routes` (what nginx sends to it, in order: {exact}, {prefix} or {regex}, as
-// nginx locations `=`, `^~` and `~`; regexes are tried in list order); `topics` (Kafka topics
-// the stack creates if missing: {name, partitions, config}).
+// nginx locations `=`, `^~` and `~`; regexes are tried in list order); `allow` (the paths its
+// routes take, in Express syntax, each with the methods its 405 names there: nginx's own 405s
+// name them too); `topics` (Kafka topics the stack creates if missing: {name, partitions,
+// config}).
 import fs from 'node:fs';
 
 export const services = JSON.parse(

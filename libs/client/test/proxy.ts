@@ -3,8 +3,10 @@
 // real answer), forwards it but drops the connection once the answer starts (so the service
 // committed and the client never hears of it), holds the real answer past the client's timeout,
 // or answers by itself (a 429 or 401 storm). One request per connection: forwarded requests go
-// upstream with `Connection: close`, and the client sees that header in every answer.
+// upstream with `Connection: close`, and the client sees that header in every answer. What the
+// client receives through it is contract-checked (test/contract-check.ts), its own answers too.
 import net from 'node:net';
+import { checkAnswersFrom } from '@herald/testing';
 
 export interface ProxiedRequest {
   /** 0-based, in arrival order. */
@@ -158,11 +160,14 @@ export async function startProxy(
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  const unchecked = checkAnswersFrom(url);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     handled,
     close: () =>
       new Promise<void>((resolve) => {
+        unchecked();
         for (const timer of timers) clearTimeout(timer);
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());

@@ -32,3 +32,11 @@ export {
   type WatchOptions,
 } from './kafka.js';
 export { sqlStatements } from './sql.js';
+export {
+  checkAnswer,
+  checkAnswersFrom,
+  contractCheckedFetch,
+  contractViolations,
+  takeContractViolations,
+  type ReceivedAnswer,
+} from './contract.js';

@@ -3,7 +3,8 @@ import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from '
 import http from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { INGRESS, repoRoot } from './support.js';
+import { checkAnswer } from '@herald/testing';
+import { adminToken, headerReader, INGRESS, repoRoot } from './support.js';
 
 /** nginx's JSON access log of the local stack (absent when INGRESS is some other stack). */
 const accessLog = path.join(
@@ -49,20 +50,21 @@ interface Answer {
   json(): Promise<unknown>;
 }
 
-/** A request through node:http, for what fetch refuses to send (TRACE). */
+/** A request through node:http, for what fetch refuses to send (TRACE); contract-checked too. */
 function rawRequest(method: string, route: string, headers: Record<string, string> = {}) {
   return new Promise<Answer>((resolve, reject) => {
-    const req = http.request(`${INGRESS}${route}`, { method, headers }, (res) => {
+    const url = `${INGRESS}${route}`;
+    const req = http.request(url, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('error', reject);
       res.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: { get: (name) => res.headers[name.toLowerCase()]?.toString() ?? null },
-          json: async () => JSON.parse(body) as unknown,
-        });
+        const answer = { status: res.statusCode ?? 0, headers: headerReader(res.headers) };
+        checkAnswer(method, url, { ...answer, body }).then(
+          () => resolve({ ...answer, json: async () => JSON.parse(body) as unknown }),
+          reject,
+        );
       });
     });
     req.on('error', reject);
@@ -115,12 +117,42 @@ describe('the ingress', () => {
     await expectIngressError(res, 414, 'validation_error');
   });
 
-  it('when the method is TRACE, then 405 method_not_allowed as JSON, echoing the request id', async () => {
-    // fetch refuses to send TRACE.
-    const res = await rawRequest('TRACE', '/v1/token', { 'x-request-id': 'e2e-trace' });
-    expect(res.headers.get('x-request-id')).toBe('e2e-trace');
-    await expectIngressError(res, 405, 'method_not_allowed');
-  });
+  // fetch refuses to send TRACE; nginx answers it itself, before any route.
+  it.each([
+    ['/v1/token', 'POST'],
+    ['/v1/contacts/someone', 'GET, PUT'],
+    ['/v1/contacts/someone/', 'GET, PUT'],
+    ['/v1/contacts/by-id/x/erase', 'POST'],
+    ['/admin/v1/tenants/x/billing?at=now', 'GET'],
+    ['/docs', 'GET'],
+    ['/docs/assets/reference.js', 'GET'],
+  ])(
+    'when the method is TRACE on %s, then 405 method_not_allowed as JSON, echoing the request id, with Allow: %s',
+    async (route, allow) => {
+      const res = await rawRequest('TRACE', route, { 'x-request-id': 'e2e-trace' });
+      expect(res.headers.get('x-request-id')).toBe('e2e-trace');
+      expect(res.headers.get('allow')).toBe(allow);
+      await expectIngressError(res, 405, 'method_not_allowed');
+      // The service's own 405 there names the same (operator paths ask for the token first).
+      const other = await fetch(`${INGRESS}${route}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${adminToken()}` },
+      });
+      expect(other.status).toBe(405);
+      expect(other.headers.get('allow')).toBe(allow);
+      await other.arrayBuffer();
+    },
+  );
+
+  it.each(['/v1/nothing', '/v1/token/', '/docs/assets/', '/healthz', '/'])(
+    'when the method is TRACE on %s, which names no route, then 404 not_found as for any method',
+    async (route) => {
+      const res = await rawRequest('TRACE', route, { 'x-request-id': 'e2e-trace-404' });
+      expect(res.headers.get('x-request-id')).toBe('e2e-trace-404');
+      expect(res.headers.get('allow')).toBeNull();
+      await expectIngressError(res, 404, 'not_found');
+    },
+  );
 
   (existsSync(accessLog) ? it : it.skip)(
     'when a caller sends its own X-Forwarded-For, then the service gets the peer address instead',

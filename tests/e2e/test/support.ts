@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { request } from 'node:http';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { expect } from '@jest/globals';
+import { checkAnswer } from '@herald/testing';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -164,6 +165,16 @@ export async function expectStatus(res: Response, status: number): Promise<void>
 export const newAddress = () =>
   `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
 
+/** node:http's answer headers, read as fetch's Headers reads them. */
+export function headerReader(headers: IncomingHttpHeaders): { get(name: string): string | null } {
+  return {
+    get(name) {
+      const value = headers[name.toLowerCase()];
+      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : String(value);
+    },
+  };
+}
+
 export interface ExchangeAnswer {
   status: number;
   retryAfter: number | null;
@@ -189,11 +200,16 @@ export function exchangeFrom(localAddress: string, authorization: string): Promi
         res.on('data', (chunk: string) => (text += chunk));
         res.on('end', () => {
           const retryAfter = res.headers['retry-after'];
-          resolve({
-            status: res.statusCode ?? 0,
-            retryAfter: retryAfter === undefined ? null : Number(retryAfter),
-            body: JSON.parse(text) as { code?: string },
-          });
+          const status = res.statusCode ?? 0;
+          checkAnswer('POST', url, { status, headers: headerReader(res.headers), body: text }).then(
+            () =>
+              resolve({
+                status,
+                retryAfter: retryAfter === undefined ? null : Number(retryAfter),
+                body: JSON.parse(text) as { code?: string },
+              }),
+            reject,
+          );
         });
       },
     );

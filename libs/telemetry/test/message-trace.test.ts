@@ -22,10 +22,13 @@ beforeAll(() => {
     serviceName: 'message-trace-test',
     spanProcessors: [new SimpleSpanProcessor({ exporter: memory })],
   });
-  kafkajs = heraldInstrumentations({ sendLogs: false }).find(
+  const all = heraldInstrumentations({ sendLogs: false });
+  // Constructing enables them (patching hooks, diagnostics channels that outlive this file in
+  // the worker); the producer-span step below runs without any of them enabled.
+  for (const instrumentation of all) instrumentation.disable();
+  kafkajs = all.find(
     (i) => i.instrumentationName === '@opentelemetry/instrumentation-kafkajs',
   ) as KafkaJsInstrumentation;
-  kafkajs.disable();
 });
 afterAll(() => shutdownTelemetry());
 

@@ -21,3 +21,4 @@ export {
   type RetryableFailure,
   type RetryOptions,
 } from './pool.js';
+export { postgresTimestamp } from './timestamp.js';

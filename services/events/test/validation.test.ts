@@ -332,6 +332,39 @@ describe('the limits themselves are accepted', () => {
   });
 });
 
+describe('occurredAt at the ends of what RFC 3339 can write', () => {
+  // Year 0000 is 1 BC, and 9999-12-31 at a negative offset is in year 10000: JavaScript writes
+  // both in forms PostgreSQL refuses, which once answered 500.
+  it.each([
+    ['in year 0000', '0000-06-01T12:00:00Z', '0000-06-01T12:00:00.000Z'],
+    [
+      'in year 0001 at an offset that reaches year 0000',
+      '0001-01-01T00:00:01+00:01',
+      '0000-12-31T23:59:01.000Z',
+    ],
+    [
+      'on 9999-12-31 at an offset that reaches year 10000',
+      '9999-12-31T23:59:59-23:59',
+      '+010000-01-01T23:58:59.000Z',
+    ],
+  ])('when occurredAt is %s, then 202 and the instant is stored', async (_, sent, stored) => {
+    const { tenantId: own, token: ownToken } = svc.newTenant();
+    const contact = await svc.contacts.createContact(own, { externalId: 'far-dates' });
+
+    const res = await svc.record('by-contact-id', ownToken, [
+      { contactId: contact.id, eventName: 'far', occurredAt: '2026-03-04T05:06:07.123Z' },
+      { contactId: contact.id, eventName: 'far', occurredAt: sent },
+    ]);
+
+    expect(res.status).toBe(202);
+    const { events, outbox } = await storedState(svc.pool, own);
+    expect(events.map((e) => e.occurred_at.getTime()).sort((a, b) => a - b)).toEqual(
+      [new Date(sent).getTime(), Date.parse('2026-03-04T05:06:07.123Z')].sort((a, b) => a - b),
+    );
+    expect(outbox.map((m) => JSON.parse(m.value).occurredAt)).toContain(stored);
+  });
+});
+
 describe('occurredAt in lower case (RFC 3339 §5.6 allows `t` and `z`)', () => {
   it.each([
     ['a lower-case t and z', '2026-03-04t05:06:07.123z', '2026-03-04T05:06:07.123Z'],

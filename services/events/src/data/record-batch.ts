@@ -1,4 +1,4 @@
-import { withStatement, type Pool } from '@herald/db';
+import { postgresTimestamp, withStatement, type Pool } from '@herald/db';
 import type { Link } from '@herald/telemetry';
 import type { NewEvent } from './events-repository.js';
 
@@ -140,7 +140,7 @@ export async function recordBatch(
       e.contact.push(row.contactId);
       e.org.push(row.organizationExternalId);
       e.name.push(row.eventName);
-      e.occurred.push(row.occurredAt);
+      e.occurred.push(postgresTimestamp(row.occurredAt));
       e.dedup.push(row.dedupKey);
       e.hash.push(dedupKeyHash);
       e.properties.push(row.properties);

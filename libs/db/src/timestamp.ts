@@ -1,0 +1,15 @@
+/**
+ * An instant as PostgreSQL's timestamptz input reads it. Date#toISOString writes the year 1 BC as
+ * `0000` and years past 9999 as `+010000`, both of which PostgreSQL refuses (it counts BC years
+ * with a `BC` suffix, and reads five-digit years unsigned); RFC 3339 allows both instants (year
+ * 0000; 9999-12-31 with a negative offset), so an API that takes RFC 3339 meets them.
+ */
+export function postgresTimestamp(at: Date | string): string {
+  const date = typeof at === 'string' ? new Date(at) : at;
+  const iso = date.toISOString();
+  const year = date.getUTCFullYear();
+  if (year >= 1 && year <= 9999) return iso;
+  // Everything after the year: -MM-DDTHH:MM:SS.sssZ.
+  const rest = iso.slice(iso.indexOf('-', 1));
+  return year >= 1 ? `${year}${rest}` : `${String(1 - year).padStart(4, '0')}${rest} BC`;
+}

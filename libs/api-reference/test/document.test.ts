@@ -168,6 +168,23 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('documents WWW-Authenticate, required, on every 401', () => {
+    let checked = 0;
+    for (const { name, op } of operations()) {
+      if (!('401' in op.responses)) continue;
+      checked += 1;
+      expect({ name, header: op.responses['401'].headers?.['WWW-Authenticate'] }).toEqual({
+        name,
+        header: { $ref: '#/components/headers/WWW-Authenticate' },
+      });
+    }
+    expect(checked).toBeGreaterThanOrEqual(20);
+    const { components } = openApiDocument() as {
+      components: { headers: Record<string, unknown> };
+    };
+    expect(components.headers['WWW-Authenticate']).toMatchObject({ required: true });
+  });
+
   it("states the format of the operator routes' Tenant ids and ClientIDs", () => {
     const formats = new Map<string, unknown>();
     for (const { name, op } of operations()) {

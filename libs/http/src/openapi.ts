@@ -274,6 +274,14 @@ const ALLOW_HEADER = {
   schema: { type: 'string' },
 };
 
+/** On every 401 (RFC 9110): how to authenticate, Basic for the token exchange, else Bearer. */
+const WWW_AUTHENTICATE_HEADER = {
+  description:
+    'the authentication scheme the route takes (RFC 9110): `Basic realm="herald"` on the token exchange, `Bearer realm=…` on the others',
+  required: true,
+  schema: { type: 'string', pattern: '^(Basic|Bearer) ' },
+};
+
 export interface ApiDocumentOptions {
   title: string;
   version: string;
@@ -315,6 +323,9 @@ export function buildOpenApi(
         const headers = {
           ...timingHeaders(op, status),
           ...(status === '405' ? { Allow: { $ref: '#/components/headers/Allow' } } : {}),
+          ...(status === '401'
+            ? { 'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' } }
+            : {}),
         };
         return [
           status,
@@ -372,7 +383,11 @@ export function buildOpenApi(
     ],
     components: {
       securitySchemes: SECURITY_SCHEMES,
-      headers: { ...TIMING_HEADERS, Allow: ALLOW_HEADER },
+      headers: {
+        ...TIMING_HEADERS,
+        Allow: ALLOW_HEADER,
+        'WWW-Authenticate': WWW_AUTHENTICATE_HEADER,
+      },
       schemas: {
         ...Object.fromEntries(
           [...ERROR_COMPONENTS].map(([schema, name]) => [name, jsonSchema(schema, 'output')]),

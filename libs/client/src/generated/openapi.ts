@@ -321,6 +321,8 @@ export interface components {
     'Retry-After': number;
     /** @description the methods the path takes (RFC 9110) */
     Allow: string;
+    /** @description the authentication scheme the route takes (RFC 9110): `Basic realm="herald"` on the token exchange, `Bearer realm=…` on the others */
+    'WWW-Authenticate': string;
   };
   pathItems: never;
 }
@@ -862,6 +864,7 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -1115,6 +1118,7 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -1822,6 +1826,7 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2067,6 +2072,7 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2284,6 +2290,7 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2499,6 +2506,7 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2688,6 +2696,7 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2905,6 +2914,7 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -3159,6 +3169,7 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -3485,6 +3496,7 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -3803,6 +3815,7 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -4123,6 +4136,7 @@ export interface operations {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -4521,6 +4535,7 @@ export interface operations {
       /** @description invalid_client: wrong ClientID or secret, or revoked key */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {

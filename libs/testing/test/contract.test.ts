@@ -67,21 +67,29 @@ describe('the contract check', () => {
   });
 
   it('when the body or its media type is not the documented one, then it is named', async () => {
+    // Every 401 carries its challenge (a required header), so only the body is wrong here.
+    const challenge = { 'www-authenticate': 'Basic realm="herald", charset="UTF-8"' };
     expect(await check('POST', '/v1/contacts/x/erase', answer(204, json, '{}'))).toStrictEqual([
       'POST /v1/contacts/x/erase → 204: a body (application/json, 2 characters) on an answer documented without content',
     ]);
     expect(
-      await check('POST', '/v1/token', answer(401, { 'content-type': 'text/html' }, '<p>no</p>')),
+      await check(
+        'POST',
+        '/v1/token',
+        answer(401, { ...challenge, 'content-type': 'text/html' }, '<p>no</p>'),
+      ),
     ).toStrictEqual([
       'POST /v1/token → 401: content type text/html not documented (documented: application/json)',
     ]);
-    expect(await check('POST', '/v1/token', answer(401, {}, error))).toStrictEqual([
+    expect(await check('POST', '/v1/token', answer(401, challenge, error))).toStrictEqual([
       'POST /v1/token → 401: a body without Content-Type, documented as application/json',
     ]);
-    expect(await check('POST', '/v1/token', answer(401, json))).toStrictEqual([
+    expect(await check('POST', '/v1/token', answer(401, { ...challenge, ...json }))).toStrictEqual([
       'POST /v1/token → 401: no body, though documented as application/json',
     ]);
-    expect(await check('POST', '/v1/token', answer(401, json, '{"code":1}'))).toStrictEqual([
+    expect(
+      await check('POST', '/v1/token', answer(401, { ...challenge, ...json }, '{"code":1}')),
+    ).toStrictEqual([
       expect.stringMatching(/^POST \/v1\/token → 401: body does not match the document/),
     ]);
   });

@@ -2,13 +2,14 @@ import { withTransaction, type Pool, type PoolClient } from '@herald/db';
 import type { Producer } from '@herald/kafka';
 import {
   SpanStatusCode,
+  batchSpanPlacement,
   context,
   keepOwnTraceContext,
   propagation,
   trace,
   type Attributes,
 } from '@herald/telemetry';
-import { ROOT_CONTEXT, TraceFlags, type Link } from '@opentelemetry/api';
+import { ROOT_CONTEXT, TraceFlags, type SpanContext } from '@opentelemetry/api';
 import { suppressTracing, unsuppressTracing } from '@opentelemetry/core';
 import type { Message, TopicMessages } from 'kafkajs';
 import type { PublishFailure, PublishedTopic } from './relay-metrics.js';
@@ -46,9 +47,6 @@ export interface BatchPublisherOptions {
 
 /** How much a message costs beside its key, value and headers (record and batch framing). */
 const MESSAGE_OVERHEAD_BYTES = 64;
-
-/** Links to the requests that enqueued a batch, at most this many (the SDK's default limit). */
-const MAX_LINKS = 128;
 
 /**
  * One poll of the outbox: under the advisory lock, in one transaction, the oldest rows that fit
@@ -147,22 +145,22 @@ export function createBatchPublisher(
   // messages' producer spans would be recorded nowhere, and building one per message was a
   // tenth of the relay's CPU.
   function publishSpan<T>(batch: readonly OutboxRow[], fn: () => Promise<T>): Promise<T> {
-    const origins = originsOf(batch);
-    if (origins === undefined) return context.with(suppressTracing(context.active()), fn);
+    const placement = batchSpanPlacement(sampledOrigins(batch));
+    if (placement === undefined) return context.with(suppressTracing(context.active()), fn);
     for (const row of batch) {
       const traceparent = row.headers.traceparent;
       if (traceparent === undefined || unsampled(traceparent)) keepOwnTraceContext(row.headers);
     }
     const unsuppressed = unsuppressTracing(context.active());
-    const first = origins.links[0]!.context;
+    const { links, parent } = placement;
     return tracer.startActiveSpan(
       'outbox publish',
       {
-        root: !origins.oneTrace,
-        links: origins.links,
+        root: parent === undefined,
+        links,
         attributes: publishAttributes(attributes, batch),
       },
-      origins.oneTrace ? trace.setSpanContext(unsuppressed, first) : unsuppressed,
+      parent ? trace.setSpanContext(unsuppressed, parent) : unsuppressed,
       async (span) => {
         try {
           if (!span.isRecording()) return await context.with(suppressTracing(context.active()), fn);
@@ -225,14 +223,11 @@ function unsampled(traceparent: string): boolean {
 
 /**
  * The distinct sampled trace contexts the rows were enqueued in (enqueue stored them in the
- * headers), in row order, at most MAX_LINKS of them, and whether they are all of one trace;
- * undefined when there is none. A request that was not sampled has no trace anywhere to link to:
- * under load at a production ratio that is most rows, so those are skipped before any parsing.
+ * headers), in row order. A request that was not sampled has no trace anywhere to link to: under
+ * load at a production ratio that is most rows, so those are skipped before any parsing.
  */
-function originsOf(rows: readonly OutboxRow[]): { links: Link[]; oneTrace: boolean } | undefined {
-  let links: Map<string, Link> | undefined;
-  let traceId: string | undefined;
-  let oneTrace = true;
+function sampledOrigins(rows: readonly OutboxRow[]): SpanContext[] {
+  const origins: SpanContext[] = [];
   // Rows of one request share their headers: each distinct traceparent is parsed once.
   let seen: Set<string> | undefined;
   for (const row of rows) {
@@ -240,16 +235,11 @@ function originsOf(rows: readonly OutboxRow[]): { links: Link[]; oneTrace: boole
     if (traceparent === undefined || unsampled(traceparent) || seen?.has(traceparent)) continue;
     (seen ??= new Set()).add(traceparent);
     const origin = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, row.headers));
-    if (!origin || !trace.isSpanContextValid(origin) || !(origin.traceFlags & TraceFlags.SAMPLED)) {
-      continue;
+    if (origin && trace.isSpanContextValid(origin) && origin.traceFlags & TraceFlags.SAMPLED) {
+      origins.push(origin);
     }
-    traceId ??= origin.traceId;
-    if (origin.traceId !== traceId) oneTrace = false;
-    links ??= new Map();
-    // Past the limit the rows are still read, for whether they are all of one trace.
-    if (links.size < MAX_LINKS) links.set(origin.spanId, { context: origin });
   }
-  return links && { links: [...links.values()], oneTrace };
+  return origins;
 }
 
 /** The leading rows that fit in `maxBytes`; always at least one, so a large row is not stuck. */

@@ -50,6 +50,7 @@ export {
   type SpanContext,
   type UpDownCounter,
 } from '@opentelemetry/api';
+export { batchSpanPlacement } from './batch-span.js';
 export { keepOwnTraceContext } from './message-trace.js';
 export {
   isTelemetryDisabled,

@@ -4,6 +4,7 @@ import { TOPICS } from '@herald/messages';
 import {
   ROOT_CONTEXT,
   TraceFlags,
+  batchSpanPlacement,
   context,
   trace,
   type Context,
@@ -99,27 +100,18 @@ function sampledSpan(at: Context): SpanContext | undefined {
     : undefined;
 }
 
-/** Links to the batch's sampled requests (64 at most: within the SDK's 128); none: undefined. */
-function originLinks(batch: readonly Pending[]): Link[] | undefined {
-  let links: Link[] | undefined;
-  for (const { origin } of batch) {
-    if (origin !== undefined) (links ??= []).push({ context: origin });
-  }
-  return links;
-}
-
 /**
- * Where a batch's transaction runs, as OpenTelemetry's messaging conventions treat a batch (its
- * span links to each request it carries), with a parent when that is unambiguous: its sampled
- * requests all of one trace, under the first one's span (its `db.transaction` is then a child of
- * that request's `events.write`); of several traces, at the root (a span of its own, linked to
- * each); none sampled, in the first request's context, where no span is recorded.
+ * Where a batch's transaction runs (batchSpanPlacement): its sampled requests all of one trace,
+ * in the first one's context (its `db.transaction` is then a child of that request's
+ * `events.write`); of several traces, at the root (a span of its own, linked to each); none
+ * sampled, in the first request's context, where no span is recorded.
  */
-function batchContext(batch: readonly Pending[], links: readonly Link[] | undefined): Context {
-  if (links === undefined) return batch[0]!.context;
-  const traceId = links[0]!.context.traceId;
-  if (links.some((link) => link.context.traceId !== traceId)) return ROOT_CONTEXT;
-  return batch.find((p) => p.origin !== undefined)!.context;
+function batchContext(batch: readonly Pending[]): { at: Context; links: Link[] | undefined } {
+  const placement = batchSpanPlacement(batch.flatMap((p) => (p.origin ? [p.origin] : [])));
+  if (placement === undefined) return { at: batch[0]!.context, links: undefined };
+  const { links, parent } = placement;
+  const first = parent && batch.find((p) => p.origin === parent)!;
+  return { at: first ? first.context : ROOT_CONTEXT, links };
 }
 
 /**
@@ -197,8 +189,7 @@ export function createRecorder(pool: Pool, options: RecorderOptions): Recorder {
   /** Runs a batch; resolves or rejects each of its requests, never throws. */
   async function run(batch: readonly Pending[], wait: boolean): Promise<void> {
     const requests = batch.map((p) => p.request);
-    const links = originLinks(batch);
-    const at = batchContext(batch, links);
+    const { at, links } = batchContext(batch);
     const write = () =>
       recordBatch(pool, requests, {
         windowMs: options.windowMs,

@@ -7,6 +7,7 @@ import {
   createPool,
   isUniqueViolation,
   MigrationError,
+  pingDatabase,
   runMigrations,
   withStatement,
   withTransaction,
@@ -30,11 +31,15 @@ async function admin(sql: string) {
   }
 }
 
-beforeAll(async () => {
-  await admin(`create database ${dbName}`);
+function databaseUrl(): string {
   const url = new URL(adminUrl);
   url.pathname = `/${dbName}`;
-  pool = createPool({ connectionString: url.toString(), applicationName: 'db-lib-test' });
+  return url.toString();
+}
+
+beforeAll(async () => {
+  await admin(`create database ${dbName}`);
+  pool = createPool({ connectionString: databaseUrl(), applicationName: 'db-lib-test' });
   dir = await mkdtemp(path.join(tmpdir(), 'migrations-'));
 });
 
@@ -287,5 +292,57 @@ describe('withStatement', () => {
     await expect(failing).rejects.toMatchObject({ code: '23505' });
     expect(runs).toBe(1);
     expect((await pool.query('select count(*)::int as n from alone')).rows[0].n).toBe(2);
+  });
+});
+
+describe('pingDatabase', () => {
+  async function timed(work: Promise<unknown>): Promise<number> {
+    const started = performance.now();
+    await work;
+    return performance.now() - started;
+  }
+
+  it('when every connection is busy but the database answered just now, then it resolves without waiting for one', async () => {
+    const busy = createPool({
+      connectionString: databaseUrl(),
+      applicationName: 'db-lib-ping',
+      max: 1,
+    });
+    try {
+      await busy.query('select 1');
+      const sleeping = busy.query('select pg_sleep(1.5)');
+      expect(await timed(pingDatabase(busy))).toBeLessThan(500);
+      await sleeping;
+    } finally {
+      await busy.end();
+    }
+  });
+
+  it('when the database has not answered lately, then it asks, behind the busy connection', async () => {
+    const busy = createPool({
+      connectionString: databaseUrl(),
+      applicationName: 'db-lib-ping',
+      max: 1,
+    });
+    try {
+      const sleeping = busy.query('select pg_sleep(1)');
+      expect(await timed(pingDatabase(busy))).toBeGreaterThan(800);
+      await sleeping;
+    } finally {
+      await busy.end();
+    }
+  });
+
+  it('when the database is unreachable, then it rejects', async () => {
+    const nowhere = createPool({
+      connectionString: 'postgres://herald@127.0.0.1:1/none',
+      applicationName: 'db-lib-ping',
+      connectionTimeoutMillis: 500,
+    });
+    try {
+      await expect(pingDatabase(nowhere)).rejects.toThrow();
+    } finally {
+      await nowhere.end();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import type { Express } from 'express';
-import type { Server, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { errors } from '@herald/errors';
 import type { Logger } from './logger.js';
 
 export interface ServerOptions {
@@ -24,8 +25,9 @@ export interface RunningServer {
   server: Server;
   url: string;
   /**
-   * Stops accepting, waits for in-flight requests, then runs the onShutdown hooks. With
-   * `drainMs`, it first answers on the open connections that long, closing each after its answer.
+   * With `drainMs`, first answers as usual that long, closing each connection after its answer.
+   * Then waits for in-flight requests and runs the onShutdown hooks while the port stays open,
+   * answering health probes 200 and anything else 503; then stops listening.
    */
   close(options?: { drainMs?: number }): Promise<void>;
 }
@@ -34,7 +36,27 @@ const DRAIN_MS = 2_000;
 
 export async function startServer(app: Express, options: ServerOptions): Promise<RunningServer> {
   const { logger, shutdownTimeoutMs = 10_000, onShutdown = [] } = options;
-  const server = app.listen(options.port, options.host);
+  let draining = false;
+  let stopping = false;
+  let inFlight = 0;
+  let lastRequestDone: (() => void) | undefined;
+  const server = createServer((req, res) => {
+    // While draining, every answer closes its connection: a client's next request opens a new
+    // one, which the load balancer (no longer listing this pod) sends elsewhere. Closing a
+    // kept-alive connection instead races a request the client may be sending on it right then.
+    if (draining) res.shouldKeepAlive = false;
+    if (stopping) {
+      answerWhileStopping(req, res);
+      return;
+    }
+    inFlight += 1;
+    res.once('close', () => {
+      inFlight -= 1;
+      if (inFlight === 0) lastRequestDone?.();
+    });
+    app(req, res);
+  });
+  server.listen(options.port, options.host);
   // Longer than the ingress's and clients' idle keep-alive, so the server never closes a socket
   // just as a client reuses it (which the client sees as ECONNRESET).
   server.keepAliveTimeout = 65_000;
@@ -48,30 +70,25 @@ export async function startServer(app: Express, options: ServerOptions): Promise
   logger.info({ url }, 'listening');
 
   let closing: Promise<void> | undefined;
-  let draining = false;
-  // While draining, every answer closes its connection: a client's next request opens a new one,
-  // which the load balancer (no longer listing this pod) sends elsewhere. Closing a kept-alive
-  // connection instead races a request the client may be sending on it at that very moment.
-  server.prependListener('request', (_req, res: ServerResponse) => {
-    if (draining) res.shouldKeepAlive = false;
-  });
   const close = ({ drainMs = 0 }: { drainMs?: number } = {}) => {
     closing ??= (async () => {
-      if (drainMs > 0) {
-        draining = true;
-        await new Promise((resolve) => setTimeout(resolve, drainMs));
-      }
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Keep-alive sockets with no request in flight would hold close() open.
+      draining = true;
+      if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
+      // The port stays open until the hooks have run: the kubelet probes a terminating pod until
+      // its container has exited, and a refused probe is a Warning event on the pod.
+      stopping = true;
       server.closeIdleConnections();
+      const finished = new Promise<void>((resolve) => {
+        lastRequestDone = resolve;
+        if (inFlight === 0) resolve();
+      });
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => {
         timer = setTimeout(() => resolve('timeout'), shutdownTimeoutMs);
       });
-      if ((await Promise.race([stopped, timedOut])) === 'timeout') {
+      if ((await Promise.race([finished, timedOut])) === 'timeout') {
         logger.warn('in-flight requests did not finish in time; closing their connections');
         server.closeAllConnections();
-        await stopped;
       }
       clearTimeout(timer);
       for (const hook of onShutdown) {
@@ -81,6 +98,9 @@ export async function startServer(app: Express, options: ServerOptions): Promise
           logger.error({ err }, 'shutdown hook failed');
         }
       }
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await stopped;
       logger.info('stopped');
     })();
     return closing;
@@ -101,4 +121,23 @@ export async function startServer(app: Express, options: ServerOptions): Promise
     }
   }
   return { server, url, close };
+}
+
+const HEALTH_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+
+/**
+ * Once in-flight requests are done: probes get 200 (Kubernetes has already taken the pod out
+ * of its Services' endpoints, whatever a probe says), any other request 503 with Retry-After.
+ */
+function answerWhileStopping(req: IncomingMessage, res: ServerResponse): void {
+  const path = (req.url ?? '').split('?')[0]!;
+  const [status, headers, body] =
+    req.method === 'GET' && HEALTH_PATHS.has(path)
+      ? [200, {}, { status: 'stopping' }]
+      : (() => {
+          const err = errors.unavailable('the service is shutting down; retry');
+          return [err.status, err.headers, err.toBody()] as const;
+        })();
+  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(body));
 }

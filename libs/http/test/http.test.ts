@@ -262,7 +262,40 @@ describe('createHttpApp', () => {
     running = undefined;
   });
 
-  it('when shutdown runs, then the hooks run in order after the server stopped', async () => {
+  it('while the shutdown hooks run, then the port still answers: probes 200, anything else 503; then it is closed', async () => {
+    let hookRunning!: () => void;
+    const hookStarted = new Promise<void>((resolve) => (hookRunning = resolve));
+    let finishHook!: () => void;
+    const app = createHttpApp({ logger, readiness: { database: async () => {} }, routes: () => {} });
+    const server = await startServer(app, {
+      host: '127.0.0.1',
+      port: 0,
+      logger,
+      onShutdown: [
+        async () => {
+          hookRunning();
+          await new Promise<void>((resolve) => (finishHook = resolve));
+        },
+      ],
+    });
+    const closing = server.close();
+    await hookStarted;
+    for (const path of ['/readyz', '/healthz', '/readyz?verbose=1']) {
+      const probe = await fetch(`${server.url}${path}`);
+      expect(probe.status).toBe(200);
+      expect(await probe.json()).toEqual({ status: 'stopping' });
+      expect(probe.headers.get('connection')).toBe('close');
+    }
+    const other = await fetch(`${server.url}/echo`, { method: 'POST', body: '{}' });
+    expect(other.status).toBe(503);
+    expect(other.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+    expect(await other.json()).toMatchObject({ code: 'service_unavailable' });
+    finishHook();
+    await closing;
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('when shutdown runs, then the hooks run in order after the in-flight requests', async () => {
     const order: string[] = [];
     const app = createHttpApp({ logger, routes: () => {} });
     const server = await startServer(app, {

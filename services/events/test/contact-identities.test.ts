@@ -442,4 +442,53 @@ describe('replays and reordering', () => {
     ]);
     expect(statements).toBe(1);
   });
+
+  test('when one turn asks for a Contact by id twice and by its externalId, then each asker gets it, and contact_identities is read only through its indexes', async () => {
+    const tenantId = randomUUID();
+    const contactId = randomUUID();
+    await applyContactIdentityMessage(
+      pool,
+      snapshot(tenantId, contactId, '2026-11-20T10:00:00.000Z', 'asked-twice'),
+    );
+    const statements: Array<{ text: string; values: unknown[] }> = [];
+    const recorded = {
+      query: (config: { text: string; values: unknown[] }) => {
+        statements.push(config);
+        return pool.query(config);
+      },
+    } as unknown as typeof pool;
+    const resolve = projectedIdentityResolver({
+      pool: recorded,
+      fallback: () => Promise.reject(new Error('contacts was asked')),
+    });
+    const answers = await Promise.all([
+      resolve(tenantId, [{ contactId }, { contactExternalId: 'asked-twice' }]),
+      resolve(tenantId, [{ contactId }, { contactExternalId: 'asked-twice' }]),
+    ]);
+
+    expect(answers.flat().map((a) => a.contactId)).toEqual([
+      contactId,
+      contactId,
+      contactId,
+      contactId,
+    ]);
+    expect(statements).toHaveLength(1);
+    // Sequential scans off: a plan that can only scan the table (as an OR of the two ways of
+    // asking does) still shows one, and a table of every Contact would be read per lookup.
+    const client = await pool.connect();
+    try {
+      await client.query('set enable_seqscan = off');
+      const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+        `explain ${statements[0]!.text}`,
+        statements[0]!.values,
+      );
+      const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+      expect(plan).toMatch(/Index (Only )?Scan using contact_identities_pkey/);
+      expect(plan).toMatch(/Index (Only )?Scan using contact_identities_external_id_idx/);
+      expect(plan).not.toMatch(/Seq Scan on contact_identities/);
+    } finally {
+      await client.query('reset enable_seqscan');
+      client.release();
+    }
+  });
 });

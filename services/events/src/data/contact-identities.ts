@@ -48,13 +48,23 @@ async function selectIdentities(db: Queryable, lookups: readonly Lookup[]): Prom
       digests.push(externalIdDigest(externalId));
     }
   }
+  // Two index lookups, one per way of asking: an OR of the two would scan the whole table. UNION
+  // answers a row once however many requests of the turn asked for it, either way.
   const { rows } = await db.query<Row>({
-    name: 'events.lookup-contact-identities',
+    name: 'events.lookup-contact-identities.2',
     text: `select ci.tenant_id, ci.contact_id, ci.external_id_sha256
      from contact_identities ci
-     where not ci.erased
-       and ((ci.tenant_id, ci.contact_id) in (select * from unnest($1::uuid[], $2::uuid[]))
-         or (ci.tenant_id, ci.external_id_sha256) in (select * from unnest($3::uuid[], $4::bytea[])))
+     where (ci.tenant_id, ci.contact_id) in (select * from unnest($1::uuid[], $2::uuid[]))
+       and not ci.erased
+       and not exists (
+         select 1 from erased_contacts e
+         where e.tenant_id = ci.tenant_id and e.contact_id = ci.contact_id)
+     union
+     select ci.tenant_id, ci.contact_id, ci.external_id_sha256
+     from contact_identities ci
+     where (ci.tenant_id, ci.external_id_sha256) in (select * from unnest($3::uuid[], $4::bytea[]))
+       and ci.external_id_sha256 is not null
+       and not ci.erased
        and not exists (
          select 1 from erased_contacts e
          where e.tenant_id = ci.tenant_id and e.contact_id = ci.contact_id)`,

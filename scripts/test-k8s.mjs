@@ -39,8 +39,17 @@ const results = [];
 const t0 = Date.now();
 const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
+/** When each step started, to say in which one a Warning event happened. */
+const stepStarts = [];
+
+/** The step that was running at `time` (ms since the epoch). */
+function stepAt(time) {
+  return stepStarts.findLast((s) => s.start <= time)?.name ?? 'before the first step';
+}
+
 async function step(name, fn, { optional = false } = {}) {
   const start = Date.now();
+  stepStarts.push({ name, start });
   process.stdout.write(`… ${name}\n`);
   try {
     const detail = await fn();
@@ -597,7 +606,8 @@ async function main() {
         let probes = 0;
         const others = [];
         for (const e of events.items) {
-          const line = `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason} x${e.count ?? 1}: ${e.message?.trim()}`;
+          const at = Date.parse(e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp);
+          const line = `${e.involvedObject.kind}/${e.involvedObject.name} ${e.reason} x${e.count ?? 1} (last during "${stepAt(at)}"): ${e.message?.trim()}`;
           console.log(`  warning ${line}`);
           if (transitional(e)) probes += e.count ?? 1;
           else others.push(line);

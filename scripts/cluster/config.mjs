@@ -273,6 +273,19 @@ export function kubeletConfig({ paths, nodeIp }) {
       // no host resolver for pods: names outside the cluster are not looked up anywhere
       resolvConf: '',
       podLogsDir: paths.podLogs,
+      // The node's disk is the machine's, shared with everything else on it: the default
+      // thresholds are shares of it (evict below 15 % free, collect images above 85 % used),
+      // which a large, busy disk with tens of GiB free can cross. Evict below a few GiB free
+      // instead, and never collect images: they are imported, not pulled, so one collected
+      // could not come back.
+      evictionHard: {
+        'memory.available': '100Mi',
+        'nodefs.available': '2Gi',
+        'imagefs.available': '2Gi',
+        'nodefs.inodesFree': '5%',
+      },
+      imageGCHighThresholdPercent: 100,
+      imageGCLowThresholdPercent: 99,
       rotateCertificates: false,
       serverTLSBootstrap: false,
     },

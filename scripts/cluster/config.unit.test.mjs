@@ -147,6 +147,13 @@ describe('configuration files', () => {
     assert.equal(config.authorization.mode, 'Webhook');
     assert.equal(config.resolvConf, '');
   });
+  it('evicts on GiB left on the shared disk, not on its share, and never collects imported images', () => {
+    const config = JSON.parse(kubeletConfig({ paths, nodeIp: '192.0.2.2' }));
+    assert.equal(config.evictionHard['nodefs.available'], '2Gi');
+    assert.equal(config.evictionHard['imagefs.available'], '2Gi');
+    assert.equal(config.imageGCHighThresholdPercent, 100);
+    assert.ok(config.imageGCLowThresholdPercent < config.imageGCHighThresholdPercent);
+  });
   it('runs kube-proxy in iptables mode without touching conntrack sysctls', () => {
     const config = JSON.parse(kubeProxyConfig({ paths, nodeIp: '192.0.2.2' }));
     assert.equal(config.mode, 'iptables');

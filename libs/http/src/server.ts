@@ -33,6 +33,8 @@ export interface RunningServer {
 }
 
 const DRAIN_MS = 2_000;
+/** How long open connections may still get their answers once the port is closed. */
+const CLOSE_GRACE_MS = 500;
 
 export async function startServer(app: Express, options: ServerOptions): Promise<RunningServer> {
   const { logger, shutdownTimeoutMs = 10_000, onShutdown = [] } = options;
@@ -98,9 +100,13 @@ export async function startServer(app: Express, options: ServerOptions): Promise
           logger.error({ err }, 'shutdown hook failed');
         }
       }
+      // Every answer now closes its connection: a probe being answered gets its answer, and only
+      // a connection still silent after a moment is cut.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+      server.closeIdleConnections();
+      const lingering = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
       await stopped;
+      clearTimeout(lingering);
       logger.info('stopped');
     })();
     return closing;

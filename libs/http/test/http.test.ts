@@ -266,7 +266,11 @@ describe('createHttpApp', () => {
     let hookRunning!: () => void;
     const hookStarted = new Promise<void>((resolve) => (hookRunning = resolve));
     let finishHook!: () => void;
-    const app = createHttpApp({ logger, readiness: { database: async () => {} }, routes: () => {} });
+    const app = createHttpApp({
+      logger,
+      readiness: { database: async () => {} },
+      routes: () => {},
+    });
     const server = await startServer(app, {
       host: '127.0.0.1',
       port: 0,

@@ -296,6 +296,10 @@ describe('withStatement', () => {
 });
 
 describe('pingDatabase', () => {
+  /** One connection: a query on it leaves none for the ping. */
+  const poolOfOne = () =>
+    createPool({ connectionString: databaseUrl(), applicationName: 'db-lib-ping', max: 1 });
+
   async function timed(work: Promise<unknown>): Promise<number> {
     const started = performance.now();
     await work;
@@ -303,11 +307,7 @@ describe('pingDatabase', () => {
   }
 
   it('when every connection is busy but the database answered just now, then it resolves without waiting for one', async () => {
-    const busy = createPool({
-      connectionString: databaseUrl(),
-      applicationName: 'db-lib-ping',
-      max: 1,
-    });
+    const busy = poolOfOne();
     try {
       await busy.query('select 1');
       const sleeping = busy.query('select pg_sleep(1.5)');
@@ -319,11 +319,7 @@ describe('pingDatabase', () => {
   });
 
   it('when the database has not answered lately, then it asks, behind the busy connection', async () => {
-    const busy = createPool({
-      connectionString: databaseUrl(),
-      applicationName: 'db-lib-ping',
-      max: 1,
-    });
+    const busy = poolOfOne();
     try {
       const sleeping = busy.query('select pg_sleep(1)');
       expect(await timed(pingDatabase(busy))).toBeGreaterThan(800);

@@ -72,8 +72,8 @@ export interface RequestLogOptions {
   slowInternalMs?: number;
 }
 
-/** Health probes arrive every few seconds from every replica's kubelet: never logged. */
-const UNLOGGED_URLS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+/** The probes' paths. They arrive every few seconds from every replica's kubelet: never logged. */
+export const HEALTH_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 const isInternal = (url: string) => url === '/internal' || url.startsWith('/internal/');
 
 /**
@@ -100,7 +100,7 @@ export function requestLog(logger: Logger, options: RequestLogOptions = {}): Req
   return (req, res, next) => {
     const id = assignRequestId(req, res);
     const url = req.url;
-    if (UNLOGGED_URLS.has(url)) {
+    if (HEALTH_PATHS.has(url)) {
       next();
       return;
     }

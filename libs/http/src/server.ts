@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { errors } from '@herald/errors';
-import type { Logger } from './logger.js';
+import { HEALTH_PATHS, type Logger } from './logger.js';
 
 export interface ServerOptions {
   host: string;
@@ -129,21 +129,18 @@ export async function startServer(app: Express, options: ServerOptions): Promise
   return { server, url, close };
 }
 
-const HEALTH_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
-
 /**
  * Once in-flight requests are done: probes get 200 (Kubernetes has already taken the pod out
  * of its Services' endpoints, whatever a probe says), any other request 503 with Retry-After.
  */
 function answerWhileStopping(req: IncomingMessage, res: ServerResponse): void {
   const path = (req.url ?? '').split('?')[0]!;
-  const [status, headers, body] =
-    req.method === 'GET' && HEALTH_PATHS.has(path)
-      ? [200, {}, { status: 'stopping' }]
-      : (() => {
-          const err = errors.unavailable('the service is shutting down; retry');
-          return [err.status, err.headers, err.toBody()] as const;
-        })();
-  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8' });
-  res.end(JSON.stringify(body));
+  if (req.method === 'GET' && HEALTH_PATHS.has(path)) {
+    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+    res.end(JSON.stringify({ status: 'stopping' }));
+    return;
+  }
+  const err = errors.unavailable('the service is shutting down; retry');
+  res.writeHead(err.status, { ...err.headers, 'Content-Type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(err.toBody()));
 }

@@ -65,6 +65,12 @@ function heraldConf() {
     `unix_socket_directories = '${socketDirs.replace(/'/g, "''")}'`,
     'max_connections = 200',
     'shared_buffers = 128MB',
+    // Recording writes every Event into indexes at random places (dedup claims are keyed by a
+    // hash). The first change to a page after a checkpoint copies the whole page into the WAL,
+    // and with the default 1 GB of WAL between checkpoints most of the WAL was such copies.
+    'max_wal_size = 4GB',
+    'checkpoint_timeout = 15min',
+    'wal_compression = lz4',
     "timezone = 'UTC'",
     "log_timezone = 'UTC'",
     "log_line_prefix = '%m [%p] %q%u@%d '",

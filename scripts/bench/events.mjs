@@ -8,7 +8,7 @@
 // the same run, beside the raw array route wrk sends. Around every
 // measurement: CPU per request of every process (procstat.mjs); while Events are recorded: the
 // publish lag to Kafka and the outbox depth (lag.mjs). Each figure has its target beside it.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -269,8 +269,11 @@ async function scratchDatabase(pg, repoRoot, runId) {
   };
 }
 
-/** One multi-row INSERT of the rows the service stores for `n` Events. */
-function insertStatement(tenantId, contacts, n, nextKey) {
+/**
+ * One multi-row INSERT of the rows the service stores for `n` Events, with ids made as the
+ * service makes them (`newId`, time-ordered).
+ */
+function insertStatement(tenantId, contacts, n, nextKey, newId) {
   const params = [];
   const occurredAt = new Date().toISOString();
   const properties = JSON.stringify(PROPERTIES);
@@ -278,7 +281,7 @@ function insertStatement(tenantId, contacts, n, nextKey) {
   for (let i = 0; i < n; i += 1) {
     const at = params.length;
     params.push(
-      randomUUID(),
+      newId(),
       tenantId,
       contacts[i % contacts.length].id,
       EVENT_NAME,
@@ -304,6 +307,8 @@ export async function run({
   only,
 }) {
   const { default: pg } = await import('pg');
+  // Built by the stack's `up` before this runs.
+  const { timeOrderedUuid } = await import('@herald/db');
   const selected = MEASUREMENTS.filter((m) => !only || only.includes(m.name));
   const wrk = selected.some((m) => m.kind && m.driver !== 'sdk') ? await ensureWrk() : null;
   const runId = randomBytes(4).toString('hex');
@@ -371,7 +376,13 @@ export async function run({
     }
     const request = async () => {
       await pool.query(
-        insertStatement(tenantId, contacts, m.rows, () => `floor-${runId}-${(floorKey += 1)}`),
+        insertStatement(
+          tenantId,
+          contacts,
+          m.rows,
+          () => `floor-${runId}-${(floorKey += 1)}`,
+          () => timeOrderedUuid(),
+        ),
       );
       return true;
     };

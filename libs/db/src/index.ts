@@ -21,4 +21,5 @@ export {
   type RetryableFailure,
   type RetryOptions,
 } from './pool.js';
+export { timeOrderedUuid } from './ids.js';
 export { postgresTimestamp } from './timestamp.js';

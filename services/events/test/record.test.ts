@@ -365,6 +365,27 @@ describe('what every route stores', () => {
     // In request order, so one Contact's Events are published in the order they were sent.
     expect(outbox.map((m) => JSON.parse(m.value).eventName)).toEqual(['first', 'second']);
   });
+
+  it('when Events are recorded, then their ids are time-ordered (UUID version 7 of the time they were recorded)', async () => {
+    const { tenantId, token, contact } = await tenantWithContact();
+    const before = Date.now();
+
+    await svc.record('by-contact-id', token, [
+      { contactId: contact.id, eventName: 'first', occurredAt: OCCURRED },
+      { contactId: contact.id, eventName: 'second', occurredAt: OCCURRED },
+    ]);
+
+    const { events } = await storedState(svc.pool, tenantId);
+    expect(events).toHaveLength(2);
+    for (const event of events) {
+      expect(event.id).toMatch(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      );
+      const madeAt = parseInt(event.id.replaceAll('-', '').slice(0, 12), 16);
+      expect(madeAt).toBeGreaterThanOrEqual(before);
+      expect(madeAt).toBeLessThanOrEqual(event.received_at.getTime() + 1000);
+    }
+  });
 });
 
 describe('CORS', () => {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { timeOrderedUuid } from '@herald/db';
 import { meter, messageTraceHeaders, trace, withSpan, type Counter } from '@herald/telemetry';
 import { contactLockKey } from '../data/erasure-fence.js';
 import type { BatchEvent, BatchRequest } from '../data/record-batch.js';
@@ -171,7 +171,7 @@ const RECEIVED_AT = '"receivedAt":""';
 function batchEvent(route: EventRoute, tenantId: string, candidate: Candidate): BatchEvent {
   const { event, contactId } = candidate;
   const row = {
-    id: randomUUID(),
+    id: timeOrderedUuid(),
     contactId,
     organizationExternalId: event.organizationExternalId ?? null,
     eventName: event.eventName,

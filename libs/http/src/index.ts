@@ -1,4 +1,10 @@
 export { createHttpApp, type HttpAppOptions, type ReadinessCheck } from './app.js';
+export {
+  bodyAdmission,
+  type AdmissionState,
+  type BodyAdmission,
+  type BodyAdmissionOptions,
+} from './admission.js';
 export { jsonBody, MAX_BODY_BYTES } from './body.js';
 export { publicCors } from './cors.js';
 export { createLogger, type Logger, type RequestLogOptions } from './logger.js';
@@ -47,6 +53,7 @@ export {
 export {
   mountRoutes,
   routeTableAgreement,
+  type MountOptions,
   type RouteGuards,
   type RouteHandler,
   type RouteHandlers,

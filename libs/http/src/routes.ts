@@ -39,12 +39,20 @@ export interface RouteGuards {
   service?: ServiceGuard;
 }
 
+export interface MountOptions {
+  /**
+   * Runs on every public route that takes a body, after its access guard and before the body is
+   * read: a request refused for its token or budget never waits for it. See bodyAdmission.
+   */
+  admission?: RequestHandler;
+}
+
 const under = (prefix: string, path: string) => path === prefix || path.startsWith(`${prefix}/`);
 
 /**
  * Mounts a service's routes from its manifest: the prefix middlewares first, then each path once,
- * in declaration order, with per method the access guard, the JSON body rules when the route
- * takes a body, and the handler; then a 405 naming every method declared for the path. A public
+ * in declaration order, with per method the access guard, the admission (public routes) and the
+ * JSON body rules when the route takes a body, and the handler; then a 405 naming every method declared for the path. A public
  * path answers that 405 without a token; an operator path guarded per route asks for the admin
  * token first, as its routes do.
  */
@@ -53,6 +61,7 @@ export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
   service: Pick<ServiceManifest<R>, 'routes' | 'prefixes'>,
   handlers: H & Record<Exclude<keyof H, keyof R>, never>,
   guards: RouteGuards,
+  options: MountOptions = {},
 ): void {
   const routes = Object.entries(service.routes);
   const prefixes = (service.prefixes ?? []).filter((rule) =>
@@ -152,6 +161,9 @@ export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
       route[spec.method](
         nameRoute(path),
         ...(guard ? [guard] : []),
+        ...(spec.requestBody && spec.audience === 'public' && options.admission
+          ? [options.admission]
+          : []),
         ...(spec.requestBody ? jsonBody() : []),
         handler as RequestHandler,
       );

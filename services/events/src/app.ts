@@ -7,7 +7,7 @@ import {
   type TenantDirectory,
 } from '@herald/auth';
 import { pingDatabase, type Pool } from '@herald/db';
-import { createHttpApp, mountRoutes, type Logger } from '@herald/http';
+import { bodyAdmission, createHttpApp, mountRoutes, type Logger } from '@herald/http';
 import type { ApiPolicy } from '@herald/policy';
 import type { Redis } from '@herald/redis';
 import { redisDedupCache } from './clients/redis-dedup-cache.js';
@@ -39,6 +39,8 @@ export interface EventsAppDeps {
   dedupWindowMs?: number;
   /** How requests' transactions are batched (RECORDING_* settings); defaults below. */
   recording?: Partial<Omit<RecorderOptions, 'windowMs'>>;
+  /** Event request bodies handled at once, in bytes (bodyAdmission); default below. */
+  maxBodyBytesInFlight?: number;
   /**
    * The Contact exports' own pool, of EXPORT_MAX_CONCURRENT connections: an export holds one for
    * as long as its reader takes, so exports never take the connections recording uses. Default
@@ -51,6 +53,9 @@ export interface EventsAppDeps {
 
 export const RECORDING_DEFAULTS = { maxBatchEvents: 500, maxWaitMs: 1 } as const;
 
+/** RECORDING_MAX_BODY_BYTES_IN_FLIGHT's default. */
+export const MAX_BODY_BYTES_IN_FLIGHT = 2 * 1024 * 1024;
+
 export function createApp(deps: EventsAppDeps): Express {
   const recording = {
     recorder: createRecorder(deps.pool, {
@@ -62,6 +67,9 @@ export function createApp(deps: EventsAppDeps): Express {
     dedupCache: redisDedupCache(deps.redis, { logger: deps.logger }),
     metrics: recordingMetrics(),
   };
+  const admission = bodyAdmission({
+    maxBytesInFlight: deps.maxBodyBytesInFlight ?? MAX_BODY_BYTES_IN_FLIGHT,
+  });
   return createHttpApp({
     logger: deps.logger,
     // Redis is not a readiness dependency: recording works without it.
@@ -79,6 +87,7 @@ export function createApp(deps: EventsAppDeps): Express {
           admin: requireAdminToken(deps.adminToken),
           service: requireServiceCaller(deps.serviceCallers),
         },
+        { admission: admission.handler },
       ),
   });
 }

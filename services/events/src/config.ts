@@ -52,6 +52,16 @@ export const configSchema = z
     /** How long a request may wait for others to share its batch while batches are in flight. */
     RECORDING_MAX_WAIT_MS: z.coerce.number().min(0).max(100).default(1),
     /**
+     * Request bodies of the Event routes handled at once, in bytes (Content-Length); a request
+     * over it waits, unread, until earlier ones are answered. Bounds the memory recording holds:
+     * 2 MiB is about ten 1,000-Event arrays, or thousands of single Events.
+     */
+    RECORDING_MAX_BODY_BYTES_IN_FLIGHT: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(2 * 1024 * 1024),
+    /**
      * Contact exports streaming at once in one replica, all Tenants together; beyond it 503 with
      * Retry-After. Each holds one database connection for as long as its reader takes, from the
      * exports' own pool of exactly this many connections, never from recording's.

@@ -59,6 +59,7 @@ const app = createApp({
     maxBatchEvents: config.RECORDING_MAX_BATCH_EVENTS,
     maxWaitMs: config.RECORDING_MAX_WAIT_MS,
   },
+  maxBodyBytesInFlight: config.RECORDING_MAX_BODY_BYTES_IN_FLIGHT,
   exportPool,
   exportLimits: {
     maxConcurrent: config.EXPORT_MAX_CONCURRENT,

@@ -384,3 +384,34 @@ describe('failures of a whole batch', () => {
     }
   });
 });
+
+describe('bodies in flight (RECORDING_MAX_BODY_BYTES_IN_FLIGHT)', () => {
+  it('when the requests in hand fill the budget, then the next waits before its body is read and is recorded once the earlier are answered', async () => {
+    const batchHold = new BatchHold();
+    const narrow = await startEventsService({
+      database: DATABASE,
+      deps: { recording: { hold: batchHold }, maxBodyBytesInFlight: 1 },
+    });
+    try {
+      const { tenantId, token, contacts } = await tenantWithContacts(narrow, 1);
+      const contact = contacts[0]!;
+      batchHold.hold();
+      const first = narrow.record('by-contact-id', token, event(contact.id, 'first'));
+      await untilQueued(batchHold, 1);
+      const second = narrow.record('by-contact-id', token, event(contact.id, 'second'));
+      // The second never reaches the batcher while the first is in hand.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(batchHold.waiting()).toBe(1);
+
+      batchHold.release();
+      expect((await first).status).toBe(202);
+      expect((await second).status).toBe(202);
+      const { events } = await storedState(narrow.pool, tenantId);
+      expect(events.map((e) => e.dedup_key)).toEqual(['first', 'second']);
+      // Two transactions, one after the other.
+      expect(receivedAts(events).size).toBe(2);
+    } finally {
+      await narrow.close();
+    }
+  });
+});

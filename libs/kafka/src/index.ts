@@ -2,6 +2,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { metrics } from '@opentelemetry/api';
 import { Kafka, logLevel, type LogEntry, type Producer } from 'kafkajs';
 import type { KafkaSasl } from './connection.js';
+import { keyHashPartitioner } from './partitioner.js';
 
 export type { Consumer, Producer, Kafka, ITopicConfig } from 'kafkajs';
 export {
@@ -14,6 +15,7 @@ export {
   type ReconciledSetting,
   type TopicConfig,
 } from './topics.js';
+export { keyHashPartitioner, murmur2 } from './partitioner.js';
 export {
   kafkaConnection,
   kafkaEnv,
@@ -88,12 +90,13 @@ export function createKafka(options: KafkaOptions): Kafka {
 
 /**
  * An idempotent producer: a retried send is written once per partition, in order. Topics
- * are never created by producing to them.
+ * are never created by producing to them. Keys are partitioned as by the Java client.
  */
 export function createProducer(kafka: Kafka): Producer {
   return kafka.producer({
     idempotent: true,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
+    createPartitioner: keyHashPartitioner,
   });
 }

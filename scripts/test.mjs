@@ -153,6 +153,7 @@ try {
       'scripts/cluster/config.unit.test.mjs',
       'scripts/lib/args.test.mjs',
       'scripts/bench/chart.test.mjs',
+      'scripts/bench/memory.test.mjs',
       'scripts/generate/api-reference.test.mjs',
       'scripts/generate/render.test.mjs',
       'scripts/images/chart.test.mjs',

@@ -3,7 +3,17 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { chartSize, chartSvg, renderPng } from './chart.mjs';
+import { chartData as eventIdsChart } from './event-ids.mjs';
 import { chartData as tokenExchangeChart } from './token-exchange.mjs';
+
+/** The distinct RGB colours of RGBA pixels. */
+function coloursOf(pixels) {
+  const colours = new Set();
+  for (let i = 0; i < pixels.length; i += 4) {
+    colours.add((pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2]);
+  }
+  return colours;
+}
 
 const row = (name, label, group, primary, p99, extra = {}) => ({
   name,
@@ -102,9 +112,37 @@ test("the token exchange benchmark's results draw as a chart with every measurem
   for (const m of data.measurements) assert.ok(svg.includes(`>${m.label}<`), m.label);
   const { width, height, pixels } = await renderPng(svg);
   assert.deepEqual({ width, height }, chartSize(3));
-  const colours = new Set();
-  for (let i = 0; i < pixels.length; i += 4) {
-    colours.add((pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2]);
-  }
+  const colours = coloursOf(pixels);
   assert.ok(colours.has(0x5b7fc7), 'the baseline is drawn in the floor colour');
+});
+
+test("the event ids benchmark's results draw as a chart, random ids as the floor of time-ordered ones", async () => {
+  const data = eventIdsChart({
+    startedAt: '2026-01-01T00:00:00.000Z',
+    cores: 2,
+    connections: 4,
+    seconds: 10,
+    rows: 2_000_000,
+    measurements: [
+      {
+        name: 'uuid-v4',
+        label: 'random ids (UUID v4)',
+        group: 'floor',
+        primary: { value: 130_000, unit: 'rows/s' },
+      },
+      {
+        name: 'uuid-v7',
+        label: 'time-ordered ids (UUID v7)',
+        group: 'ids',
+        primary: { value: 215_000, unit: 'rows/s', floor: 130_000, floorShare: 1 },
+      },
+    ],
+  });
+  const svg = chartSvg(data);
+  for (const m of data.measurements) assert.ok(svg.includes(`>${m.label}<`), m.label);
+  assert.ok(svg.includes('2,000,000 rows first'), 'the subtitle says how full the table was');
+  const { width, height, pixels } = await renderPng(svg);
+  assert.deepEqual({ width, height }, chartSize(2));
+  const colours = coloursOf(pixels);
+  assert.ok(colours.has(0x5b7fc7), 'random ids are drawn in the floor colour');
 });

@@ -52,9 +52,9 @@ const under = (prefix: string, path: string) => path === prefix || path.startsWi
 /**
  * Mounts a service's routes from its manifest: the prefix middlewares first, then each path once,
  * in declaration order, with per method the access guard, the admission (public routes) and the
- * JSON body rules when the route takes a body, and the handler; then a 405 naming every method declared for the path. A public
- * path answers that 405 without a token; an operator path guarded per route asks for the admin
- * token first, as its routes do.
+ * JSON body rules when the route takes a body, and the handler; then a 405 naming every method
+ * declared for the path. A public path answers that 405 without a token; an operator path guarded
+ * per route asks for the admin token first, as its routes do.
  */
 export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
   app: Express,

@@ -336,7 +336,11 @@ export async function run({
   const eventsDb = new pg.Client({ connectionString: databaseUrl('herald_events') });
   eventsDb.on('error', () => {});
   await eventsDb.connect();
-  const outbox = outboxSampler(eventsDb);
+  // The sampler's own connection: a pg client runs one query at a time, and the sampler's timer
+  // fires while the bench's other queries are under way. A pool of one queues its own overlaps.
+  const samplerDb = new pg.Pool({ connectionString: databaseUrl('herald_events'), max: 1 });
+  samplerDb.on('error', () => {});
+  const outbox = outboxSampler(samplerDb);
   await outbox.start();
   const lastEventMeasurement = selected.findLast((m) => m.kind === 'events');
 
@@ -572,6 +576,7 @@ export async function run({
     throw error;
   } finally {
     await outbox.stop();
+    await samplerDb.end();
     await pool?.end();
     await scratch?.drop();
     if (!lagStopped) await lag.stop().catch(() => {});

@@ -127,7 +127,7 @@ export async function startLagConsumer({ brokers, runId, every = 4 }) {
   };
 }
 
-/** Samples `select count(*) from outbox` in herald_events every `everyMs` through `client`. */
+/** Samples `select count(*) from outbox` in herald_events every `everyMs` through `client`, its own. */
 export function outboxSampler(client, everyMs = 1000) {
   const samples = []; // {at, depth}
   let timer;

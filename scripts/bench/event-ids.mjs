@@ -106,7 +106,7 @@ export async function run({ seconds, connections }) {
 
     const variants = [
       { name: 'uuid-v4', label: 'random ids (UUID v4)', newId: randomUUID },
-      { name: 'uuid-v7', label: 'time-ordered ids (UUID v7)', newId: () => timeOrderedUuid() },
+      { name: 'uuid-v7', label: 'time-ordered ids (UUID v7)', newId: timeOrderedUuid },
     ];
     const rounds = [];
     for (let round = 1; round <= ROUNDS; round += 1) {

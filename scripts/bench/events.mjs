@@ -388,7 +388,7 @@ export async function run({
           contacts,
           m.rows,
           () => `floor-${runId}-${(floorKey += 1)}`,
-          () => timeOrderedUuid(),
+          timeOrderedUuid,
         ),
       );
       return true;

@@ -10,7 +10,7 @@ export interface BodyAdmissionOptions {
   maxBytesInFlight: number;
 }
 
-/** What the admission holds now: for metrics and tests. */
+/** What the admission holds now (the tests read it). */
 export interface AdmissionState {
   bytesInFlight: number;
   requestsInFlight: number;
@@ -46,8 +46,8 @@ export function bodyAdmission(options: BodyAdmissionOptions): BodyAdmission {
   let requestsInFlight = 0;
   const queue: Waiter[] = [];
 
-  const fits = (bytes: number) =>
-    requestsInFlight === 0 || bytesInFlight + bytes <= maxBytesInFlight;
+  // A request's bytes are capped at the budget, so one always fits when nothing is in flight.
+  const fits = (bytes: number) => bytesInFlight + bytes <= maxBytesInFlight;
 
   function take(bytes: number): () => void {
     bytesInFlight += bytes;
@@ -72,17 +72,19 @@ export function bodyAdmission(options: BodyAdmissionOptions): BodyAdmission {
     // Chunked or unknown: counted as the largest body the parser accepts.
     const declared = Number.isSafeInteger(length) && length >= 0 ? length : MAX_BODY_BYTES;
     const bytes = Math.min(declared, maxBytesInFlight);
-    if (queue.length === 0 && fits(bytes)) {
+    const enter = () => {
       res.once('close', take(bytes));
       next();
+    };
+    if (queue.length === 0 && fits(bytes)) {
+      enter();
       return;
     }
     const waiter: Waiter = {
       bytes,
       admit: () => {
         res.off('close', leave);
-        res.once('close', take(bytes));
-        next();
+        enter();
       },
     };
     const leave = () => {

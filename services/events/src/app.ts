@@ -11,6 +11,7 @@ import { bodyAdmission, createHttpApp, mountRoutes, type Logger } from '@herald/
 import type { ApiPolicy } from '@herald/policy';
 import type { Redis } from '@herald/redis';
 import { redisDedupCache } from './clients/redis-dedup-cache.js';
+import { MAX_BODY_BYTES_IN_FLIGHT } from './config.js';
 import { DEDUP_WINDOW_SECONDS } from './domain/dedup-key.js';
 import type { ExportLimits } from './domain/export.js';
 import type { IdentityResolver } from './domain/identities.js';
@@ -52,9 +53,6 @@ export interface EventsAppDeps {
 }
 
 export const RECORDING_DEFAULTS = { maxBatchEvents: 500, maxWaitMs: 1 } as const;
-
-/** RECORDING_MAX_BODY_BYTES_IN_FLIGHT's default. */
-export const MAX_BODY_BYTES_IN_FLIGHT = 2 * 1024 * 1024;
 
 export function createApp(deps: EventsAppDeps): Express {
   const recording = {

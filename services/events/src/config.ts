@@ -41,6 +41,9 @@ const topicEnv = {
     .default(7 * DAY_MS),
 };
 
+/** RECORDING_MAX_BODY_BYTES_IN_FLIGHT's default. */
+export const MAX_BODY_BYTES_IN_FLIGHT = 2 * 1024 * 1024;
+
 /** Every variable the service reads; its manifest lists them from here. */
 export const configSchema = z
   .object({
@@ -60,7 +63,7 @@ export const configSchema = z
       .number()
       .int()
       .min(1)
-      .default(2 * 1024 * 1024),
+      .default(MAX_BODY_BYTES_IN_FLIGHT),
     /**
      * Contact exports streaming at once in one replica, all Tenants together; beyond it 503 with
      * Retry-After. Each holds one database connection for as long as its reader takes, from the

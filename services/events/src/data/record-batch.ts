@@ -10,14 +10,15 @@ export interface BatchEvent {
   /** Its outbox message's key. */
   messageKey: string;
   /**
-   * Its outbox message's value (JSON) cut where the receivedAt goes, which only the recording
-   * transaction knows: value = head + receivedAt + tail.
+   * Its outbox message's value (JSON) without what the recording transaction adds: the
+   * receivedAt, which only it knows, and the properties, which it has already in the row.
+   * value = head + receivedAt + tail + (row.properties ?? 'null') + '}'.
    */
   messageHead: string;
   messageTail: string;
 }
 
-/** One request's transaction, as the batch function takes it (see 004_record_batch.sql). */
+/** One request's transaction, as the batch function takes it (see 006_record_batch_lost_claims.sql). */
 export interface BatchRequest {
   tenantId: string;
   /** contactLockKey of each Contact its Events to record name: distinct, sorted. */
@@ -32,7 +33,8 @@ export interface BatchRequest {
 }
 
 export type RequestResult =
-  | { status: 'recorded'; won: ReadonlySet<string>; receivedAt: Date }
+  /** `lost`: the ids of its Events not written because their dedupKey's claim is another's. */
+  | { status: 'recorded'; lost: ReadonlySet<string>; receivedAt: Date }
   | { status: 'refused'; erased: ReadonlySet<string> }
   /** A Contact's lock was taken (an erasure): the request must run alone, waiting for it. */
   | { status: 'busy' }
@@ -48,7 +50,7 @@ export interface BatchResult {
 interface ResultRow {
   o_status: 'recorded' | 'refused' | 'busy' | 'failed' | 'done';
   o_erased: string[] | null;
-  o_won: string[] | null;
+  o_lost: string[] | null;
   o_code: string | null;
   o_message: string | null;
   o_received_at: Date;
@@ -57,12 +59,12 @@ interface ResultRow {
 
 // A named statement: each connection parses and plans the call once, then only binds it.
 const STATEMENT = {
-  name: 'events.record_events_batch.1',
+  name: 'events.record_events_batch.2',
   text: `select * from record_events_batch($1::float8, $2::boolean, $3::text, $4::int4[],
     $5::int4[], $6::uuid[], $7::jsonb[], $8::int4[], $9::int4[], $10::int4[], $11::int4[],
     $12::bigint[], $13::uuid[], $14::boolean[], $15::text[], $16::uuid[], $17::uuid[],
     $18::uuid[], $19::text[], $20::text[], $21::timestamptz[], $22::text[], $23::text[],
-    $24::text[], $25::text[], $26::text[], $27::text[])`,
+    $24::text[], $25::text[], $26::text[])`,
 };
 
 /**
@@ -119,7 +121,6 @@ export async function recordBatch(
     name: [] as string[],
     occurred: [] as string[],
     dedup: [] as (string | null)[],
-    hash: [] as (string | null)[],
     properties: [] as (string | null)[],
     msgKey: [] as string[],
     msgHead: [] as string[],
@@ -135,14 +136,13 @@ export async function recordBatch(
       kHash.push(c.dedupKeyHash);
       kEvent.push(c.eventId);
     }
-    for (const { row, dedupKeyHash, messageKey, messageHead, messageTail } of request.events) {
+    for (const { row, messageKey, messageHead, messageTail } of request.events) {
       e.id.push(row.id);
       e.contact.push(row.contactId);
       e.org.push(row.organizationExternalId);
       e.name.push(row.eventName);
       e.occurred.push(postgresTimestamp(row.occurredAt));
       e.dedup.push(row.dedupKey);
-      e.hash.push(dedupKeyHash);
       e.properties.push(row.properties);
       e.msgKey.push(messageKey);
       e.msgHead.push(messageHead);
@@ -174,7 +174,6 @@ export async function recordBatch(
       e.name,
       e.occurred,
       e.dedup,
-      e.hash,
       e.properties,
       e.msgKey,
       e.msgHead,
@@ -193,7 +192,7 @@ export async function recordBatch(
     requests: rows.slice(0, -1).map((row): RequestResult => {
       switch (row.o_status) {
         case 'recorded':
-          return { status: 'recorded', won: new Set(row.o_won), receivedAt: row.o_received_at };
+          return { status: 'recorded', lost: new Set(row.o_lost), receivedAt: row.o_received_at };
         case 'refused':
           return { status: 'refused', erased: new Set(row.o_erased) };
         case 'busy':

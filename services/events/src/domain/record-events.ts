@@ -165,8 +165,9 @@ async function withoutKnownDuplicates(
 }
 
 // Where the receivedAt goes in a message's JSON: it can only be the top-level key, since a quote
-// inside a JSON string is always escaped.
+// inside a JSON string is always escaped. The properties are the last key.
 const RECEIVED_AT = '"receivedAt":""';
+const NO_PROPERTIES = 'null}';
 
 function batchEvent(route: EventRoute, tenantId: string, candidate: Candidate): BatchEvent {
   const { event, contactId } = candidate;
@@ -179,13 +180,8 @@ function batchEvent(route: EventRoute, tenantId: string, candidate: Candidate): 
     dedupKey: event.dedupKey ?? null,
     properties: event.properties === undefined ? null : JSON.stringify(event.properties),
   };
-  const message = eventRecorded(
-    tenantId,
-    route === 'by-organization',
-    row,
-    event.properties ?? null,
-    new Date(0),
-  );
+  // Without its properties: the transaction appends the row's own JSON of them.
+  const message = eventRecorded(tenantId, route === 'by-organization', row, null, new Date(0));
   const value = JSON.stringify({ ...(message.value as object), receivedAt: '' });
   const at = value.indexOf(RECEIVED_AT) + RECEIVED_AT.length - 1;
   return {
@@ -193,7 +189,7 @@ function batchEvent(route: EventRoute, tenantId: string, candidate: Candidate): 
     dedupKeyHash: candidate.dedupKeyHash,
     messageKey: message.key,
     messageHead: value.slice(0, at),
-    messageTail: value.slice(at),
+    messageTail: value.slice(at, -NO_PROPERTIES.length),
   };
 }
 
@@ -284,9 +280,7 @@ export function recordEvents(
           deps.metrics.unresolved.add(erased.length, { route });
           refuse(erased);
         }
-        const written = transaction.events.filter(
-          (e) => e.dedupKeyHash === null || outcome.won.has(e.dedupKeyHash),
-        );
+        const written = transaction.events.filter((e) => !outcome.lost.has(e.row.id));
         recorded = written.length;
         if (written.length < transaction.events.length) {
           deps.metrics.dedupHits.add(transaction.events.length - written.length, {

@@ -15,7 +15,7 @@ import { recordBatch, type BatchRequest, type RequestResult } from '../data/reco
 
 /** What a request's transaction came to. Failures are thrown, as by a transaction of its own. */
 export type RecordedRequest =
-  | { status: 'recorded'; won: ReadonlySet<string>; receivedAt: Date; remainingMs: number }
+  | { status: 'recorded'; lost: ReadonlySet<string>; receivedAt: Date; remainingMs: number }
   | { status: 'refused'; erased: ReadonlySet<string> };
 
 /** Gathers the transactions of concurrent requests and writes each batch in one call. */

@@ -165,6 +165,31 @@ describe('across requests', () => {
     expect((await storedState(svc.pool, tenantId)).events).toHaveLength(1);
   });
 
+  it('when PostgreSQL finds some keys of a request claimed, then exactly the others are written, each with its own message', async () => {
+    const { tenantId, token, contact } = await tenantWithContact();
+    await svc.record('by-contact-id', token, [event(contact.id, 'a'), event(contact.id, 'c')]);
+    await svc.redis.del([dedupCacheKey(tenantId, 'a'), dedupCacheKey(tenantId, 'c')]);
+
+    const res = await svc.record('by-contact-id', token, [
+      { ...event(contact.id, 'a', 'again'), properties: { n: 1 } },
+      { ...event(contact.id, 'b', 'new'), properties: { n: 2 } },
+      { ...event(contact.id, 'c', 'again'), properties: { n: 3 } },
+      { ...event(contact.id, undefined, 'keyless'), properties: { n: 4 } },
+    ]);
+
+    expect(await res.json()).toStrictEqual({ accepted: 4 });
+    const { events, outbox } = await storedState(svc.pool, tenantId);
+    const recorded = events.filter((e) => e.event_name !== 'x');
+    expect(recorded.map((e) => [e.event_name, e.dedup_key]).sort()).toEqual([
+      ['keyless', null],
+      ['new', 'b'],
+    ]);
+    const messages = outbox.map((m) => JSON.parse(m.value));
+    const fresh = messages.filter((m) => m.eventName !== 'x');
+    expect(fresh.map((m) => [m.eventId, m.properties]).sort()).toEqual(
+      recorded.map((e) => [e.id, JSON.parse(e.properties)]).sort(),
+    );
+  });
   it('when the fast path knows the key, then the Event is skipped without asking PostgreSQL', async () => {
     const { tenantId, token, contact } = await tenantWithContact();
     // Only committed claims are ever written there; this one stands for such a claim.

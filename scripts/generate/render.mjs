@@ -101,6 +101,7 @@ export function stackRegistry(manifests, { topicSettings }) {
       entry: file(p.entry),
       ...(p.migrate ? { migrate: file(p.migrate) } : {}),
       nodeArgs: [...(p.nodeArgs ?? [])],
+      ...(p.niceness ? { niceness: p.niceness } : {}),
       secrets: [...p.secrets],
       ...(p.secrets.includes('SERVICE_CALLERS') ? { callers: [...p.callers] } : {}),
       ...(p.holdsContactData ? { holdsContactData: true } : {}),

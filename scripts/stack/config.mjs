@@ -133,6 +133,7 @@ export const stackServices = Object.freeze(
       entryPath: entry,
       migratePath: s.migrate ? path.resolve(repoRoot, s.migrate) : null,
       nodeArgs: s.nodeArgs ?? [],
+      niceness: s.niceness ?? 0,
       routes: s.routes ?? [],
       allow: s.allow ?? [],
       topics: s.topics ?? [],

@@ -1,6 +1,7 @@
 // Herald's own services (the registry in services.mjs) as detached `node <entry>` processes:
 // environment, migrations, start, readiness (/readyz), restart after a rebuild, stop.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {
   databaseUrl,
@@ -205,6 +206,18 @@ async function migrate(service, env, node) {
   }
 }
 
+/** A nice value below 0 needs root (or CAP_SYS_NICE): without it the process runs at 0. */
+function setNiceness(service, pid) {
+  try {
+    os.setPriority(pid, service.niceness);
+  } catch (err) {
+    fs.appendFileSync(
+      service.logFile,
+      `--- herald stack: could not set nice ${service.niceness} (${err.code ?? err.message}); it runs at 0\n`,
+    );
+  }
+}
+
 async function startService(service, env, node) {
   const timeoutMs = Number(process.env.HERALD_READY_TIMEOUT_MS) || 60000;
   await startDetached({
@@ -218,11 +231,13 @@ async function startService(service, env, node) {
     logFile: service.logFile,
     pidFile: service.pidFile,
     banner: `starting ${path.relative(repoRoot, service.entryPath)}`,
-    onSpawn: (child) =>
+    onSpawn: (child) => {
       fs.writeFileSync(
         service.stateFile,
         `${JSON.stringify({ pid: child.pid, startedAt: Date.now(), env: envFingerprint(service.name, env) })}\n`,
-      ),
+      );
+      if (service.niceness !== 0) setNiceness(service, child.pid);
+    },
     ready: () => serviceReady(service),
     timeoutMs,
     timeoutMessage: `${service.url}/readyz did not answer 200 within ${timeoutMs / 1000} s`,

@@ -111,6 +111,11 @@ export interface ProcessSpec {
    * process that names none the ones every Herald process runs with.
    */
   nodeArgs?: readonly string[];
+  /**
+   * Its nice value in the local stack (-20 to 19, lower gets a busy machine's CPU sooner;
+   * default 0), as a larger CPU request does for its pods in a cluster.
+   */
+  niceness?: number;
   /** Kafka topics its migration creates, topics it publishes to, and topics it consumes. */
   topics?: {
     creates?: readonly string[];
@@ -278,6 +283,13 @@ export function manifestProblems(manifests: readonly ServiceManifest[]): string[
     });
   }
   for (const p of processes.values()) {
+    const { niceness } = p;
+    if (
+      niceness !== undefined &&
+      !(Number.isInteger(niceness) && niceness >= -20 && niceness <= 19)
+    ) {
+      problems.push(`${p.name}: niceness must be an integer from -20 to 19`);
+    }
     const has = p.secrets.includes('SERVICE_TOKEN');
     const named = namedCallers.has(p.name);
     if (has && !named) {

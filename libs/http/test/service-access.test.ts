@@ -196,4 +196,23 @@ describe('manifestProblems', () => {
       'contacts must list SERVICE_TOKEN: internal routes name it a caller',
     ]);
   });
+
+  it('when a process names a niceness outside -20 to 19 or not whole, then it is one', () => {
+    const withNiceness = (name: string, niceness: number) =>
+      defineService({
+        name,
+        processes: [
+          processSpec({ name, secrets: ['SERVICE_TOKEN'], calls: { auth: 'tenants' }, niceness }),
+        ],
+        routes: {},
+      });
+    const manifests: ServiceManifest[] = agreeing();
+    manifests[1] = withNiceness('contacts', -21);
+    manifests[2] = withNiceness('events', 1.5);
+    manifests[3] = withNiceness('billing', 19);
+    expect(manifestProblems(manifests)).toEqual([
+      'contacts: niceness must be an integer from -20 to 19',
+      'events: niceness must be an integer from -20 to 19',
+    ]);
+  });
 });

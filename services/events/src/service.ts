@@ -119,6 +119,9 @@ export const manifest = defineService({
       metricsPort: 19085,
       database: 'herald_events',
       after: ['events'],
+      // While recording saturates the CPU, the relay must still publish as fast as Events commit,
+      // or the outbox and the publish lag grow without bound; first in line, intake slows instead.
+      niceness: -5,
       // It also feeds the contact identity projection (docs/events.md#identity-resolution).
       topics: {
         produces: [TOPICS.eventsRecorded],

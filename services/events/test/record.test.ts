@@ -287,6 +287,37 @@ describe('what every route stores', () => {
     expect(JSON.parse(outbox[0]!.value).properties).toStrictEqual(properties);
   });
 
+  it('when names, keys and properties hold control characters, quotes and backslashes, then each Event keeps exactly its own', async () => {
+    const { tenantId, token, contact } = await tenantWithContact();
+    const sent = [
+      { eventName: 'a\u0001b', dedupKey: 'k\u0002,"1"', properties: { s: '\u0001\u0002,{"x"}\\' } },
+      { eventName: 'no properties', dedupKey: 'k,2' },
+      { eventName: 'c"\\d', properties: { '\u0001': ['\u0002', null, 'e\nf'] } },
+    ];
+
+    const res = await svc.record(
+      'by-contact-id',
+      token,
+      sent.map((e) => ({ ...e, contactId: contact.id, occurredAt: OCCURRED })),
+    );
+
+    expect(res.status).toBe(202);
+    const { events, outbox } = await storedState(svc.pool, tenantId);
+    const byName = (name: string) => events.find((e) => e.event_name === name);
+    for (const e of sent) {
+      const stored = byName(e.eventName)!;
+      expect(stored.dedup_key).toBe(e.dedupKey ?? null);
+      expect(stored.properties).toBe(e.properties ? JSON.stringify(e.properties) : null);
+      const message = JSON.parse(outbox.find((m) => m.value.includes(stored.id))!.value);
+      expect(message).toMatchObject({
+        eventId: stored.id,
+        eventName: e.eventName,
+        dedupKey: e.dedupKey ?? null,
+        properties: e.properties ?? null,
+      });
+    }
+  });
+
   it('when properties hold a key JavaScript treats specially (__proto__), then it is kept as sent', async () => {
     const { tenantId, token, contact } = await tenantWithContact();
     const rawBody = `{"contactId":"${contact.id}","eventName":"x","occurredAt":"${OCCURRED}","properties":{"__proto__":{"admin":true},"constructor":1}}`;

@@ -46,6 +46,7 @@ export {
   type Histogram,
   type Link,
   type Meter,
+  type ObservableResult,
   type Span,
   type SpanContext,
   type UpDownCounter,

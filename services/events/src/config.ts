@@ -55,6 +55,14 @@ export const configSchema = z
     /** How long a request may wait for others to share its batch while batches are in flight. */
     RECORDING_MAX_WAIT_MS: z.coerce.number().min(0).max(100).default(1),
     /**
+     * While the oldest Event message not yet published to Kafka has waited longer than this,
+     * recording runs one batch at a time with a gap after each (src/domain/publish-pace.ts), so
+     * that publishing catches up; 0 never slows recording.
+     */
+    RECORDING_PUBLISH_LAG_LIMIT_MS: z.coerce.number().int().min(0).max(60_000).default(500),
+    /** The longest gap recording leaves between batches while publishing is behind. */
+    RECORDING_MAX_PUBLISH_GAP_MS: z.coerce.number().int().min(1).max(1_000).default(20),
+    /**
      * Request bodies of the Event routes handled at once, in bytes (Content-Length); a request
      * over it waits, unread, until earlier ones are answered. Bounds the memory recording holds:
      * 2 MiB is about ten 1,000-Event arrays, or thousands of single Events.

@@ -11,6 +11,8 @@ import { loadEventsConfig } from './config.js';
 import { contactsIdentityResolver } from './clients/contacts-identity-resolver.js';
 import { coalescedIdentityResolver } from './clients/coalesced-identity-resolver.js';
 import { projectedIdentityResolver } from './clients/projected-identity-resolver.js';
+import { oldestPendingMs } from './data/publish-lag.js';
+import { createPublishPace } from './domain/publish-pace.js';
 
 const config = loadEventsConfig();
 const logger = createLogger({ service: 'events', level: config.LOG_LEVEL });
@@ -32,6 +34,15 @@ const exportPool = createPool({
 // and the rate budgets are not enforced (fail open).
 const redis = redisFromConfig(config, { logger });
 const publicApi = await startPublicApi(config, { redis, logger });
+const pace =
+  config.RECORDING_PUBLISH_LAG_LIMIT_MS > 0
+    ? createPublishPace({
+        lagMs: () => oldestPendingMs(pool),
+        limitMs: config.RECORDING_PUBLISH_LAG_LIMIT_MS,
+        maxGapMs: config.RECORDING_MAX_PUBLISH_GAP_MS,
+        onError: (err) => logger.debug({ err }, 'could not read the publish lag'),
+      })
+    : undefined;
 const app = createApp({
   pool,
   logger,
@@ -58,6 +69,7 @@ const app = createApp({
   recording: {
     maxBatchEvents: config.RECORDING_MAX_BATCH_EVENTS,
     maxWaitMs: config.RECORDING_MAX_WAIT_MS,
+    ...(pace ? { pace } : {}),
   },
   maxBodyBytesInFlight: config.RECORDING_MAX_BODY_BYTES_IN_FLIGHT,
   exportPool,
@@ -75,6 +87,7 @@ await startServer(app, {
   handleSignals: true,
   onShutdown: [
     () => Promise.resolve(publicApi.stop()),
+    () => Promise.resolve(pace?.stop()),
     // No request is in flight any more: nothing waits for Redis.
     () => Promise.resolve(redis.destroy()),
     () => pool.end(),

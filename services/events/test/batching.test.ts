@@ -415,3 +415,30 @@ describe('bodies in flight (RECORDING_MAX_BODY_BYTES_IN_FLIGHT)', () => {
     }
   });
 });
+
+describe('publishing behind (RECORDING_PUBLISH_LAG_LIMIT_MS)', () => {
+  it('when the pace asks for a gap, then batches run one at a time, each the gap after the last, and every request is recorded', async () => {
+    const batchHold = new BatchHold();
+    const paced = await startEventsService({
+      database: DATABASE,
+      deps: { recording: { hold: batchHold, maxBatchEvents: 1, pace: { gapMs: () => 150 } } },
+    });
+    try {
+      const { tenantId, token, contacts } = await tenantWithContacts(paced, 1);
+      const answers = await inOneBatch(batchHold, () =>
+        ['a', 'b', 'c'].map((key) =>
+          paced.record('by-contact-id', token, event(contacts[0]!.id, key)),
+        ),
+      );
+
+      expect(answers.map((r) => r.status)).toEqual([202, 202, 202]);
+      const { events } = await storedState(paced.pool, tenantId);
+      const times = events.map((e) => e.received_at.getTime()).sort((a, b) => a - b);
+      expect(times).toHaveLength(3);
+      expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(150);
+      expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(150);
+    } finally {
+      await paced.close();
+    }
+  });
+});

@@ -38,6 +38,8 @@ export interface RecorderOptions {
   maxBatchesInFlight?: number;
   /** Tests: holds every request in the queue until released, so that they share a batch. */
   hold?: BatchHold;
+  /** While it asks for a gap, one batch at a time, each that long after the last (publish-pace.ts). */
+  pace?: { gapMs(): number };
 }
 
 /**
@@ -133,6 +135,8 @@ export function createRecorder(pool: Pool, options: RecorderOptions): Recorder {
   let inFlight = 0;
   let timer: NodeJS.Timeout | undefined;
   let soon = false;
+  let lastEnded = 0;
+  let gapTimer: NodeJS.Timeout | undefined;
 
   const self = {
     queued: () => queue.length,
@@ -158,7 +162,19 @@ export function createRecorder(pool: Pool, options: RecorderOptions): Recorder {
   /** Sends batches while slots are free and the queue is due; `now`: due whatever it waited. */
   function dispatch(now: boolean): void {
     if (options.hold?.held) return;
-    while (queue.length > 0 && inFlight < inFlightMax) {
+    const gap = options.pace?.gapMs() ?? 0;
+    if (gap > 0 && queue.length > 0 && inFlight === 0) {
+      const wait = lastEnded + gap - performance.now();
+      if (wait > 0) {
+        gapTimer ??= setTimeout(() => {
+          gapTimer = undefined;
+          dispatch(true);
+        }, wait);
+        return;
+      }
+    }
+    const slots = gap > 0 ? 1 : inFlightMax;
+    while (queue.length > 0 && inFlight < slots) {
       const waited = performance.now() - queue[0]!.since;
       const due =
         now ||
@@ -180,6 +196,7 @@ export function createRecorder(pool: Pool, options: RecorderOptions): Recorder {
       inFlight += 1;
       void run(batch, false).finally(() => {
         inFlight -= 1;
+        lastEnded = performance.now();
         dispatch(true);
       });
       now = false;

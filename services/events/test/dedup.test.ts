@@ -187,7 +187,7 @@ describe('across requests', () => {
     const messages = outbox.map((m) => JSON.parse(m.value));
     const fresh = messages.filter((m) => m.eventName !== 'x');
     expect(fresh.map((m) => [m.eventId, m.properties]).sort()).toEqual(
-      recorded.map((e) => [e.id, JSON.parse(e.properties)]).sort(),
+      recorded.map((e) => [e.id, JSON.parse(e.properties ?? 'null')]).sort(),
     );
   });
   it('when the fast path knows the key, then the Event is skipped without asking PostgreSQL', async () => {

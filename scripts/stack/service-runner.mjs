@@ -206,14 +206,20 @@ async function migrate(service, env, node) {
   }
 }
 
-/** A nice value below 0 needs root (or CAP_SYS_NICE): without it the process runs at 0. */
-function setNiceness(service, pid) {
+/**
+ * Runs the process `niceness` away from the stack's own nice value (0 unless the stack was
+ * started under `nice`), also when it was already running. Going lower needs root or
+ * CAP_SYS_NICE: without it the process keeps the stack's value, and its log says so.
+ */
+function applyNiceness(service, pid) {
+  if (service.niceness === 0) return;
+  const target = Math.min(19, Math.max(-20, os.getPriority() + service.niceness));
   try {
-    os.setPriority(pid, service.niceness);
+    if (os.getPriority(pid) !== target) os.setPriority(pid, target);
   } catch (err) {
     fs.appendFileSync(
       service.logFile,
-      `--- herald stack: could not set nice ${service.niceness} (${err.code ?? err.message}); it runs at 0\n`,
+      `--- herald stack: could not set nice ${target} (${err.code ?? err.message}); it keeps ${os.getPriority()}\n`,
     );
   }
 }
@@ -236,7 +242,7 @@ async function startService(service, env, node) {
         service.stateFile,
         `${JSON.stringify({ pid: child.pid, startedAt: Date.now(), env: envFingerprint(service.name, env) })}\n`,
       );
-      if (service.niceness !== 0) setNiceness(service, child.pid);
+      applyNiceness(service, child.pid);
     },
     ready: () => serviceReady(service),
     timeoutMs,
@@ -281,6 +287,7 @@ export async function ensureService(service, { restart = false, node = process.e
           );
         }
       }
+      applyNiceness(service, pid);
       return 'running';
     }
     say(`${service.name}: restarting (${reason})`);

@@ -112,8 +112,8 @@ export interface ProcessSpec {
    */
   nodeArgs?: readonly string[];
   /**
-   * Its nice value in the local stack (-20 to 19, lower gets a busy machine's CPU sooner;
-   * default 0), as a larger CPU request does for its pods in a cluster.
+   * How far from the local stack's own nice value it runs (-20 to 19, lower gets a busy
+   * machine's CPU sooner; default 0), as a larger CPU request does for its pods in a cluster.
    */
   niceness?: number;
   /** Kafka topics its migration creates, topics it publishes to, and topics it consumes. */

@@ -6,7 +6,8 @@
 // Prometheus endpoint's loopback port, METRICS_PORT); `database` (the
 // PostgreSQL database it uses, null for none); `entry` and `migrate` (files from the repository
 // root); `nodeArgs` (before the entry, resolved from the service's package folder, its working
-// directory); `niceness` (its nice value, when not 0); `secrets` (the stack's secrets it gets as environment variables: ADMIN_TOKEN,
+// directory); `niceness` (how far from the stack's own nice value it runs, when not 0); `secrets`
+// (the stack's secrets it gets as environment variables: ADMIN_TOKEN,
 // AUTH_SIGNING_KEYS, SERVICE_TOKEN (its own, .herald/service-tokens/<name>), SERVICE_CALLERS
 // (the sha256 of each of its `callers`' tokens); an unlisted one is removed from its environment
 // even when the caller's shell has it); `callers` (the processes that may call its internal

@@ -8,3 +8,4 @@ export {
   type OutboxRelayOptions,
   type OutboxStats,
 } from './relay.js';
+export { oldestPendingSeconds } from './relay-metrics.js';

@@ -5,13 +5,13 @@ import { createPool, databaseConnection } from '@herald/db';
 import { createLogger, startServer } from '@herald/http';
 import { startPublicApi } from '@herald/policy';
 import { redisFromConfig } from '@herald/redis';
+import { oldestPendingSeconds } from '@herald/outbox';
 import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { loadEventsConfig } from './config.js';
 import { contactsIdentityResolver } from './clients/contacts-identity-resolver.js';
 import { coalescedIdentityResolver } from './clients/coalesced-identity-resolver.js';
 import { projectedIdentityResolver } from './clients/projected-identity-resolver.js';
-import { oldestPendingMs } from './data/publish-lag.js';
 import { createPublishPace } from './domain/publish-pace.js';
 
 const config = loadEventsConfig();
@@ -37,7 +37,7 @@ const publicApi = await startPublicApi(config, { redis, logger });
 const pace =
   config.RECORDING_PUBLISH_LAG_LIMIT_MS > 0
     ? createPublishPace({
-        lagMs: () => oldestPendingMs(pool),
+        lagMs: async () => (await oldestPendingSeconds(pool)) * 1000,
         limitMs: config.RECORDING_PUBLISH_LAG_LIMIT_MS,
         maxGapMs: config.RECORDING_MAX_PUBLISH_GAP_MS,
         onError: (err) => logger.debug({ err }, 'could not read the publish lag'),

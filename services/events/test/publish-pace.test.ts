@@ -2,7 +2,7 @@
 // unpublished message is older than the limit, halving once it is not, never slowing recording
 // for a lag it could not read), and the lag as read from a real outbox.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { oldestPendingMs } from '../src/data/publish-lag.js';
+import { oldestPendingSeconds } from '@herald/outbox';
 import { createPublishPace, nextGap } from '../src/domain/publish-pace.js';
 import { prepareTestDatabase, testPool } from './contact-data-support.js';
 
@@ -71,7 +71,7 @@ describe('createPublishPace', () => {
   });
 });
 
-describe('oldestPendingMs', () => {
+describe('oldestPendingSeconds against the events outbox', () => {
   const pool = testPool(DATABASE, 2);
   beforeAll(async () => {
     await prepareTestDatabase(DATABASE);
@@ -80,15 +80,15 @@ describe('oldestPendingMs', () => {
   afterAll(() => pool.end());
 
   it('when the outbox is empty, then 0; else how long its first row has waited', async () => {
-    expect(await oldestPendingMs(pool)).toBe(0);
+    expect(await oldestPendingSeconds(pool)).toBe(0);
     await pool.query(
       `insert into outbox (topic, key, value, created_at)
        values ('t', 'k', '{}', now() - interval '2 seconds'), ('t', 'k', '{}', now())`,
     );
-    const waited = await oldestPendingMs(pool);
-    expect(waited).toBeGreaterThanOrEqual(2_000);
-    expect(waited).toBeLessThan(10_000);
+    const waited = await oldestPendingSeconds(pool);
+    expect(waited).toBeGreaterThanOrEqual(2);
+    expect(waited).toBeLessThan(10);
     await pool.query('delete from outbox');
-    expect(await oldestPendingMs(pool)).toBe(0);
+    expect(await oldestPendingSeconds(pool)).toBe(0);
   });
 });

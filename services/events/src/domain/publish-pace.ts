@@ -16,7 +16,7 @@ export interface PublishPace {
 }
 
 export interface PublishPaceOptions {
-  /** The outbox's oldest message's wait (oldestPendingMs). */
+  /** How long the outbox's oldest message has waited (ms). */
   lagMs: () => Promise<number>;
   limitMs: number;
   maxGapMs: number;

@@ -41,6 +41,7 @@ export {
   openApiPath,
   operationsOf,
   settingsOf,
+  type HeapLimits,
   type HttpMethod,
   type IngressRule,
   type PrefixRule,

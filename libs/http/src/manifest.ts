@@ -36,6 +36,39 @@ const PROCESS_NODE_ARGS = [
 ] as const;
 
 /**
+ * The V8 heap of a Herald process, in MiB, passed as `node` flags after its other arguments.
+ * Left to itself V8 sizes the heap from the memory it sees: on a large host a young generation
+ * of 64 MiB semi-spaces and an old generation that grows to hundreds of MiB of garbage between
+ * collections; in a container, from its memory limit, which on a small limit means collections
+ * so frequent that they take more CPU than the work. Fixing the sizes gives every process the
+ * same footprint and the same collector cost wherever it runs.
+ */
+export interface HeapLimits {
+  /** `--max-semi-space-size`: the young generation is up to 3 of them. */
+  semiSpaceMiB: number;
+  /** `--max-old-space-size`; V8's own choice when absent. */
+  oldSpaceMiB?: number;
+  /**
+   * `--heap-growing-percent`: how far past the live size the old generation grows before its
+   * next full collection. V8 grows a capped heap by as little as 10 %, which for a process
+   * whose requests keep tens of MiB alive means a full collection every few hundred ms.
+   */
+  growingPercent?: number;
+}
+
+/** Every process's heap unless it names its own: a young generation a quarter of V8's largest. */
+const PROCESS_HEAP: HeapLimits = { semiSpaceMiB: 16 };
+
+/** `node` flags for a heap. */
+function heapArgs(heap: HeapLimits): string[] {
+  return [
+    `--max-semi-space-size=${heap.semiSpaceMiB}`,
+    ...(heap.oldSpaceMiB === undefined ? [] : [`--max-old-space-size=${heap.oldSpaceMiB}`]),
+    ...(heap.growingPercent === undefined ? [] : [`--heap-growing-percent=${heap.growingPercent}`]),
+  ];
+}
+
+/**
  * One route. Public and operator routes are documented in the OpenAPI document; internal ones
  * (Herald's services calling each other) are mounted only, and no ingress routes them.
  */
@@ -111,6 +144,8 @@ export interface ProcessSpec {
    * process that names none the ones every Herald process runs with.
    */
   nodeArgs?: readonly string[];
+  /** Its V8 heap; defineService appends it to `nodeArgs` (default: 16 MiB semi-spaces). */
+  heap?: HeapLimits;
   /**
    * How far from the local stack's own nice value it runs (-20 to 19, lower gets a busy
    * machine's CPU sooner; default 0), as a larger CPU request does for its pods in a cluster.
@@ -153,14 +188,21 @@ export interface ServiceManifest<R extends RouteTable = RouteTable> {
 
 /**
  * Keeps the route ids as literal types, so handler records are checked against them, and gives
- * each process that names no `nodeArgs` the ones every Herald process runs with.
+ * each process that names no `nodeArgs` the ones every Herald process runs with, followed by
+ * the flags of its heap.
  */
 export function defineService<const R extends RouteTable>(
   manifest: ServiceManifest<R>,
 ): ServiceManifest<R> {
   return {
     ...manifest,
-    processes: manifest.processes.map((process) => ({ nodeArgs: PROCESS_NODE_ARGS, ...process })),
+    processes: manifest.processes.map((process) => ({
+      ...process,
+      nodeArgs: [
+        ...(process.nodeArgs ?? PROCESS_NODE_ARGS),
+        ...heapArgs(process.heap ?? PROCESS_HEAP),
+      ],
+    })),
   };
 }
 
@@ -219,6 +261,21 @@ export function internalCallersOf(manifest: ServiceManifest): string[] {
     route.access.kind === 'service' ? route.access.callers : [],
   );
   return [...new Set(callers)];
+}
+
+/** A heap V8 would refuse or silently clamp: whole MiB, semi-spaces 1 to 64 (V8's largest). */
+function heapProblems(name: string, heap: HeapLimits): string[] {
+  const whole = (n: number | undefined, min: number, max: number) =>
+    n === undefined || (Number.isInteger(n) && n >= min && n <= max);
+  return [
+    ...(whole(heap.semiSpaceMiB, 1, 64) ? [] : [`${name}: heap.semiSpaceMiB must be 1 to 64`]),
+    ...(whole(heap.oldSpaceMiB, 64, 16384)
+      ? []
+      : [`${name}: heap.oldSpaceMiB must be 64 to 16384`]),
+    ...(whole(heap.growingPercent, 1, 400)
+      ? []
+      : [`${name}: heap.growingPercent must be 1 to 400`]),
+  ];
 }
 
 /**
@@ -290,6 +347,7 @@ export function manifestProblems(manifests: readonly ServiceManifest[]): string[
     ) {
       problems.push(`${p.name}: niceness must be an integer from -20 to 19`);
     }
+    if (p.heap) problems.push(...heapProblems(p.name, p.heap));
     const has = p.secrets.includes('SERVICE_TOKEN');
     const named = namedCallers.has(p.name);
     if (has && !named) {

@@ -12,6 +12,7 @@ import {
   manifestProblems,
   mountRoutes,
   startServer,
+  type HeapLimits,
   type ProcessSpec,
   type RunningServer,
   type ServiceGuard,
@@ -197,15 +198,18 @@ describe('manifestProblems', () => {
     ]);
   });
 
+  /** A service whose one process agrees with the others, plus `extra`. */
+  const agreeingWith = (name: string, extra: Partial<ProcessSpec>) =>
+    defineService({
+      name,
+      processes: [
+        processSpec({ name, secrets: ['SERVICE_TOKEN'], calls: { auth: 'tenants' }, ...extra }),
+      ],
+      routes: {},
+    });
+
   it('when a process names a niceness outside -20 to 19 or not whole, then it is one', () => {
-    const withNiceness = (name: string, niceness: number) =>
-      defineService({
-        name,
-        processes: [
-          processSpec({ name, secrets: ['SERVICE_TOKEN'], calls: { auth: 'tenants' }, niceness }),
-        ],
-        routes: {},
-      });
+    const withNiceness = (name: string, niceness: number) => agreeingWith(name, { niceness });
     const manifests: ServiceManifest[] = agreeing();
     manifests[1] = withNiceness('contacts', -21);
     manifests[2] = withNiceness('events', 1.5);
@@ -214,5 +218,49 @@ describe('manifestProblems', () => {
       'contacts: niceness must be an integer from -20 to 19',
       'events: niceness must be an integer from -20 to 19',
     ]);
+  });
+
+  it('when a process names a heap V8 would refuse or clamp, then it is one', () => {
+    const withHeap = (name: string, heap: HeapLimits) => agreeingWith(name, { heap });
+    const manifests: ServiceManifest[] = agreeing();
+    manifests[1] = withHeap('contacts', { semiSpaceMiB: 0, growingPercent: 401 });
+    manifests[2] = withHeap('events', { semiSpaceMiB: 8, oldSpaceMiB: 32.5 });
+    manifests[3] = withHeap('billing', { semiSpaceMiB: 64, oldSpaceMiB: 64, growingPercent: 400 });
+    expect(manifestProblems(manifests)).toEqual([
+      'contacts: heap.semiSpaceMiB must be 1 to 64',
+      'contacts: heap.growingPercent must be 1 to 400',
+      'events: heap.oldSpaceMiB must be 64 to 16384',
+    ]);
+  });
+
+  it('when a process is defined, then its heap flags follow its node arguments, 16 MiB semi-spaces unless it names its own', () => {
+    const [plain, sized, own] = defineService({
+      name: 'events',
+      processes: [
+        processSpec({ name: 'events' }),
+        processSpec({
+          name: 'relay',
+          heap: { semiSpaceMiB: 8, oldSpaceMiB: 160, growingPercent: 100 },
+        }),
+        processSpec({
+          name: 'tool',
+          nodeArgs: ['--enable-source-maps'],
+          heap: { semiSpaceMiB: 4 },
+        }),
+      ],
+      routes: {},
+    }).processes;
+    expect(plain!.nodeArgs).toEqual([
+      '--import',
+      '@herald/telemetry/register',
+      '--disable-warning=TimeoutNegativeWarning',
+      '--max-semi-space-size=16',
+    ]);
+    expect(sized!.nodeArgs!.slice(3)).toEqual([
+      '--max-semi-space-size=8',
+      '--max-old-space-size=160',
+      '--heap-growing-percent=100',
+    ]);
+    expect(own!.nodeArgs).toEqual(['--enable-source-maps', '--max-semi-space-size=4']);
   });
 });

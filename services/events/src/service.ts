@@ -107,6 +107,10 @@ export const manifest = defineService({
         billing: 'subscriptions',
       },
       holdsContactData: true,
+      // Large arrays keep tens of MiB alive at full load, from each body until its batch commits.
+      // A capped old generation collected at twice its live size keeps the process under 256 MiB
+      // for a little more collector time; V8's own sizing let garbage take it past 500.
+      heap: { semiSpaceMiB: 8, oldSpaceMiB: 160, growingPercent: 100 },
       ingress: [{ prefix: '/v1/events/' }, { regex: '^/admin/v1/tenants/[^/]+/event-names/?$' }],
     },
     {
@@ -122,6 +126,9 @@ export const manifest = defineService({
       // While recording saturates the CPU, the relay must still publish as fast as Events commit,
       // or the outbox and the publish lag grow without bound; first in line, intake slows instead.
       niceness: -5,
+      // Each batch it publishes leaves MiBs of encoded records behind; collected at twice its live
+      // size it stays under 256 MiB, where V8's own sizing let garbage take it past 400.
+      heap: { semiSpaceMiB: 16, oldSpaceMiB: 192, growingPercent: 100 },
       // It also feeds the contact identity projection (docs/events.md#identity-resolution).
       topics: {
         produces: [TOPICS.eventsRecorded],

@@ -16,11 +16,12 @@ export function timeOrderedUuid(now: number = Date.now()): string {
     randomFillSync(block);
     next = 0;
   }
-  const bytes = block.subarray(next, next + 16);
+  // In place in the block: no Buffer view per id.
+  const at = next;
   next += 16;
-  bytes.writeUIntBE(now, 0, 6);
-  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
+  block.writeUIntBE(now, at, 6);
+  block[at + 6] = (block[at + 6]! & 0x0f) | 0x70;
+  block[at + 8] = (block[at + 8]! & 0x3f) | 0x80;
+  const hex = block.toString('hex', at, at + 16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

@@ -164,9 +164,12 @@ async function withoutKnownDuplicates(
   return candidates;
 }
 
-// Where the receivedAt goes in a message's JSON: it can only be the top-level key, since a quote
-// inside a JSON string is always escaped. The properties are the last key.
-const RECEIVED_AT = '"receivedAt":""';
+// The message is made with a placeholder receivedAt, which the transaction replaces: found by its
+// key and quotes, it can only be the top-level key, since a quote inside a JSON string is always
+// escaped. The properties are the last key.
+const PLACEHOLDER_RECEIVED_AT = new Date(0);
+const RECEIVED_AT_KEY = '"receivedAt":"';
+const RECEIVED_AT = `${RECEIVED_AT_KEY}${PLACEHOLDER_RECEIVED_AT.toISOString()}"`;
 const NO_PROPERTIES = 'null}';
 
 function batchEvent(route: EventRoute, tenantId: string, candidate: Candidate): BatchEvent {
@@ -181,15 +184,21 @@ function batchEvent(route: EventRoute, tenantId: string, candidate: Candidate): 
     properties: event.properties === undefined ? null : JSON.stringify(event.properties),
   };
   // Without its properties: the transaction appends the row's own JSON of them.
-  const message = eventRecorded(tenantId, route === 'by-organization', row, null, new Date(0));
-  const value = JSON.stringify({ ...(message.value as object), receivedAt: '' });
-  const at = value.indexOf(RECEIVED_AT) + RECEIVED_AT.length - 1;
+  const message = eventRecorded(
+    tenantId,
+    route === 'by-organization',
+    row,
+    null,
+    PLACEHOLDER_RECEIVED_AT,
+  );
+  const value = JSON.stringify(message.value);
+  const at = value.indexOf(RECEIVED_AT);
   return {
     row,
     dedupKeyHash: candidate.dedupKeyHash,
     messageKey: message.key,
-    messageHead: value.slice(0, at),
-    messageTail: value.slice(at, -NO_PROPERTIES.length),
+    messageHead: value.slice(0, at + RECEIVED_AT_KEY.length),
+    messageTail: value.slice(at + RECEIVED_AT.length - 1, -NO_PROPERTIES.length),
   };
 }
 

@@ -223,6 +223,30 @@ describe('POST /v1/events/by-organization', () => {
       `${tenantId}:organization:acme`,
     ]);
   });
+
+  it('when its id, name and dedupKey hold what an array literal quotes (NULL, braces, commas, quotes, backslashes, spaces), then each is stored and keyed exactly', async () => {
+    const { tenantId, token } = svc.newTenant();
+    const org = ' {o,"r"}\\g NULL ';
+    await svc.contacts.createOrganization(tenantId, org);
+
+    const res = await svc.record('by-organization', token, [
+      { organizationExternalId: org, eventName: 'NULL', dedupKey: 'NULL', occurredAt: OCCURRED },
+      { organizationExternalId: org, eventName: '{}', dedupKey: '"', occurredAt: OCCURRED },
+    ]);
+
+    expect(await res.json()).toStrictEqual({ accepted: 2 });
+    const { events, outbox } = await storedState(svc.pool, tenantId);
+    expect(events.map((e) => [e.organization_external_id, e.event_name, e.dedup_key])).toEqual(
+      expect.arrayContaining([
+        [org, 'NULL', 'NULL'],
+        [org, '{}', '"'],
+      ]),
+    );
+    expect(outbox.map((m) => m.key)).toEqual([
+      `${tenantId}:organization:${org}`,
+      `${tenantId}:organization:${org}`,
+    ]);
+  });
 });
 
 describe('what every route stores', () => {

@@ -1,3 +1,6 @@
+/** How toISOString writes an instant of years 0 to 9999. */
+const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 /**
  * An instant as PostgreSQL's timestamptz input reads it. Date#toISOString writes the year 1 BC as
  * `0000` and years past 9999 as `+010000`, both of which PostgreSQL refuses (it counts BC years
@@ -5,6 +8,8 @@
  * 0000; 9999-12-31 with a negative offset), so an API that takes RFC 3339 meets them.
  */
 export function postgresTimestamp(at: Date | string): string {
+  // Already as toISOString writes it, in years 1 to 9999: read as it is (no Date, no new string).
+  if (typeof at === 'string' && CANONICAL.test(at) && !at.startsWith('0000')) return at;
   const date = typeof at === 'string' ? new Date(at) : at;
   const iso = date.toISOString();
   const year = date.getUTCFullYear();

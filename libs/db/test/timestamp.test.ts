@@ -14,6 +14,19 @@ afterAll(() => client.end());
 describe('postgresTimestamp', () => {
   it.each([
     ['an ordinary instant', '2026-03-04T05:06:07.123Z', '2026-03-04T05:06:07.123Z'],
+    [
+      'an ordinary instant at an offset',
+      '2026-03-04T05:06:07.123+01:00',
+      '2026-03-04T04:06:07.123Z',
+    ],
+    ['an instant without milliseconds', '2026-03-04T05:06:07Z', '2026-03-04T05:06:07.000Z'],
+    ['year 1 as toISOString writes it', '0001-01-01T00:00:00.000Z', '0001-01-01T00:00:00.000Z'],
+    [
+      'year 0000 as toISOString writes it',
+      '0000-06-01T12:00:00.000Z',
+      '0001-06-01T12:00:00.000Z BC',
+    ],
+    ['year 9999 as toISOString writes it', '9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
     ['year 1', '0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z'],
     ['year 0000 (1 BC)', '0000-06-01T12:00:00Z', '0001-06-01T12:00:00.000Z BC'],
     [

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Queryable } from '@herald/db';
 
 /** How an externalId is stored and looked up: its SHA-256, never the value. */
 export function externalIdDigest(externalId: string): Buffer {
-  return createHash('sha256').update(externalId, 'utf8').digest();
+  return hash('sha256', externalId, 'buffer');
 }
 
 /** What the projection knows for sure about some Contact ids and externalIds of one Tenant. */

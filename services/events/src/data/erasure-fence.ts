@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { PoolClient } from '@herald/db';
 
 /**
@@ -13,9 +13,11 @@ import type { PoolClient } from '@herald/db';
  * collision only makes two Contacts wait for each other now and then.
  */
 export function contactLockKey(tenantId: string, contactId: string): string {
-  return createHash('sha256')
-    .update(`herald.events.contact:${tenantId.toLowerCase()}:${contactId.toLowerCase()}`)
-    .digest()
+  return hash(
+    'sha256',
+    `herald.events.contact:${tenantId.toLowerCase()}:${contactId.toLowerCase()}`,
+    'buffer',
+  )
     .readBigInt64BE(0)
     .toString();
 }

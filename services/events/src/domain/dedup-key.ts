@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { taggedKey } from '@herald/redis';
 
 /** A dedupKey is held for 60 s from the first time it was recorded. */
@@ -10,7 +10,7 @@ export const DEDUP_WINDOW_SECONDS = 60;
  * hash does not, so a claim needs no erasure and simply lasts its window (60 s).
  */
 export function hashDedupKey(dedupKey: string): string {
-  return createHash('sha256').update(dedupKey, 'utf8').digest('hex');
+  return hash('sha256', dedupKey, 'hex');
 }
 
 /** The fast path's Redis key of a dedupKey: the Tenant as hash tag, then the key's hash. */

@@ -22,4 +22,4 @@ export {
   type RetryOptions,
 } from './pool.js';
 export { timeOrderedUuid } from './ids.js';
-export { postgresTimestamp } from './timestamp.js';
+export { isoInstant, postgresTimestamp } from './timestamp.js';

@@ -2,6 +2,14 @@
 const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**
+ * A valid RFC 3339 instant as toISOString writes it (`2026-03-04T05:06:07.123Z`), without a
+ * Date when it is written so already, as most clients write it.
+ */
+export function isoInstant(value: string): string {
+  return CANONICAL.test(value) ? value : new Date(value).toISOString();
+}
+
+/**
  * An instant as PostgreSQL's timestamptz input reads it. Date#toISOString writes the year 1 BC as
  * `0000` and years past 9999 as `+010000`, both of which PostgreSQL refuses (it counts BC years
  * with a `BC` suffix, and reads five-digit years unsigned); RFC 3339 allows both instants (year

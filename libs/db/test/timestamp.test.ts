@@ -1,7 +1,7 @@
 // Every instant RFC 3339 can write, as a string PostgreSQL reads back as the same instant.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { postgresTimestamp } from '../src/index.js';
+import { isoInstant, postgresTimestamp } from '../src/index.js';
 
 const url = `${process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432'}/postgres`;
 let client: pg.Client;
@@ -51,5 +51,20 @@ describe('postgresTimestamp', () => {
       [postgresTimestamp(rfc3339)],
     );
     expect(Number(rows[0]!.ms)).toBe(new Date(rfc3339).getTime());
+  });
+});
+
+describe('isoInstant', () => {
+  it.each([
+    ['2026-03-04T05:06:07.123Z', '2026-03-04T05:06:07.123Z'],
+    ['2026-03-04T05:06:07Z', '2026-03-04T05:06:07.000Z'],
+    ['2026-03-04T05:06:07.1Z', '2026-03-04T05:06:07.100Z'],
+    ['2026-03-04T05:06:07.123456Z', '2026-03-04T05:06:07.123Z'],
+    ['2026-03-04T05:06:07.123+01:00', '2026-03-04T04:06:07.123Z'],
+    ['0000-06-01T12:00:00.000Z', '0000-06-01T12:00:00.000Z'],
+    ['9999-12-31T23:59:59-23:59', '+010000-01-01T23:58:59.000Z'],
+  ])('when the instant is written %s, then it is %s, as toISOString writes it', (value, iso) => {
+    expect(isoInstant(value)).toBe(iso);
+    expect(isoInstant(value)).toBe(new Date(value).toISOString());
   });
 });

@@ -1,4 +1,4 @@
-import { timeOrderedUuid } from '@herald/db';
+import { isoInstant, timeOrderedUuid } from '@herald/db';
 import { meter, messageTraceHeaders, trace, withSpan, type Counter } from '@herald/telemetry';
 import { contactLockKey } from '../data/erasure-fence.js';
 import type { BatchEvent, BatchRequest } from '../data/record-batch.js';
@@ -179,7 +179,7 @@ function batchEvent(route: EventRoute, tenantId: string, candidate: Candidate): 
     contactId,
     organizationExternalId: event.organizationExternalId ?? null,
     eventName: event.eventName,
-    occurredAt: new Date(event.occurredAt).toISOString(),
+    occurredAt: isoInstant(event.occurredAt),
     dedupKey: event.dedupKey ?? null,
     properties: event.properties === undefined ? null : JSON.stringify(event.properties),
   };

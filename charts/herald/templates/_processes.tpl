@@ -31,7 +31,7 @@ auth:
 contacts:
   values: contacts
   image: contacts
-  command: [node, --import, "@herald/telemetry/register", "--disable-warning=TimeoutNegativeWarning", "--max-semi-space-size=16", dist/index.js]
+  command: [node, --import, "@herald/telemetry/register", "--disable-warning=TimeoutNegativeWarning", "--max-semi-space-size=16", "--max-old-space-size=128", "--heap-growing-percent=100", dist/index.js]
   database: contacts
   migrate: true
   secrets: [ADMIN_TOKEN, SERVICE_TOKEN, SERVICE_CALLERS]

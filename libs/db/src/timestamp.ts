@@ -16,12 +16,10 @@ export function isoInstant(value: string): string {
  * 0000; 9999-12-31 with a negative offset), so an API that takes RFC 3339 meets them.
  */
 export function postgresTimestamp(at: Date | string): string {
-  // Already as toISOString writes it, in years 1 to 9999: read as it is (no Date, no new string).
-  if (typeof at === 'string' && CANONICAL.test(at) && !at.startsWith('0000')) return at;
-  const date = typeof at === 'string' ? new Date(at) : at;
-  const iso = date.toISOString();
-  const year = date.getUTCFullYear();
-  if (year >= 1 && year <= 9999) return iso;
+  const iso = typeof at === 'string' ? isoInstant(at) : at.toISOString();
+  // Years 1 to 9999 are written YYYY-MM-DDTHH:MM:SS.sssZ, as PostgreSQL reads them.
+  if (iso.length === 24 && !iso.startsWith('0000')) return iso;
+  const year = new Date(iso).getUTCFullYear();
   // Everything after the year: -MM-DDTHH:MM:SS.sssZ.
   const rest = iso.slice(iso.indexOf('-', 1));
   return year >= 1 ? `${year}${rest}` : `${String(1 - year).padStart(4, '0')}${rest} BC`;

@@ -21,5 +21,14 @@ export {
   type RetryableFailure,
   type RetryOptions,
 } from './pool.js';
+export {
+  BatchHold,
+  createGroupCommit,
+  isQueryCanceled,
+  sqlState,
+  type BatchWrite,
+  type GroupCommit,
+  type GroupCommitOptions,
+} from './group-commit.js';
 export { timeOrderedUuid } from './ids.js';
 export { isoInstant, postgresTimestamp } from './timestamp.js';

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import type { Queryable } from '@herald/db';
 
 export interface Contact {
@@ -93,8 +94,14 @@ export interface ContactUpsert {
 
 export type UpsertStatus = 'created' | 'updated' | 'unchanged' | 'conflict';
 
+/** What one upsert came to; `failed` wrote nothing and holds the SQLSTATE PostgreSQL raised. */
+export type UpsertOutcome =
+  | { status: 'conflict' }
+  | { status: Exclude<UpsertStatus, 'conflict'>; contact: Contact }
+  | { status: 'failed'; code: string; message: string };
+
 interface UpsertRow {
-  o_status: UpsertStatus;
+  o_status: UpsertStatus | 'failed';
   o_id: string;
   o_external_id: string | null;
   o_email: string;
@@ -103,61 +110,105 @@ interface UpsertRow {
   o_time_zone: string | null;
   o_created_at: Date;
   o_updated_at: Date;
+  o_code: string | null;
+  o_message: string | null;
 }
 
 // A named statement: each connection parses and plans the call once, then only binds it.
 const UPSERT_STATEMENT = {
-  name: 'contacts.upsert_contact.1',
-  text: `select * from upsert_contact($1::uuid, $2::boolean, $3::text, $4::text, $5::text,
-    $6::text, $7::boolean, $8::text, $9::boolean, $10::text, $11::boolean, $12::uuid, $13::uuid,
-    $14::text, $15::jsonb)`,
+  name: 'contacts.upsert_contact.batch.1',
+  text: `select * from upsert_contact($1::bigint[], $2::text[], $3::uuid[], $4::boolean[],
+    $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::text[], $11::boolean[],
+    $12::text[], $13::boolean[], $14::uuid[], $15::uuid[], $16::jsonb[])`,
 };
 
 /**
- * One upsert in one round trip: the `upsert_contact` function (migrations/003) locks, decides,
- * writes the row with its outbox message, and answers what it did. `conflict` writes nothing,
- * and neither does `unchanged`. Every lookup in it names the Tenant.
+ * The 64-bit advisory lock keys (as text, for `bigint[]`) of the identities the upserts name:
+ * the Tenant with the externalId, the Tenant with the email key. Distinct and sorted, so every
+ * batch takes them in one order. A hash collision only makes two upserts wait for each other.
  */
-export async function upsertContact(
+function identityLockKeys(upserts: readonly ContactUpsert[]): string[] {
+  const keys = new Set<bigint>();
+  const add = (text: string) =>
+    keys.add(hash('sha256', `herald.contacts.identity:${text}`, 'buffer').readBigInt64BE(0));
+  for (const u of upserts) {
+    const tenant = u.tenantId.toLowerCase();
+    if (u.externalId !== null) add(`${tenant}:x:${u.externalId}`);
+    add(`${tenant}:e:${emailKey(u.email)}`);
+  }
+  return [...keys].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);
+}
+
+/**
+ * Upserts in one round trip and one transaction: the array form of `upsert_contact`
+ * (migrations/004) runs the one-upsert function (migrations/003) for each, which locks,
+ * decides, writes the row with its outbox message, and answers what it did. `conflict` writes
+ * nothing, and neither does `unchanged` or `failed`; one upsert failing leaves the others
+ * written. Every lookup in it names the Tenant.
+ */
+export async function upsertContacts(
   db: Queryable,
-  upsert: ContactUpsert,
-): Promise<
-  { status: 'conflict' } | { status: Exclude<UpsertStatus, 'conflict'>; contact: Contact }
-> {
-  const optional = (value: string | null | undefined) => [value ?? null, value !== undefined];
+  upserts: readonly ContactUpsert[],
+): Promise<UpsertOutcome[]> {
+  const field = <T>(pick: (u: ContactUpsert) => T) => upserts.map(pick);
   const { rows } = await db.query<UpsertRow>({
     ...UPSERT_STATEMENT,
     values: [
-      upsert.tenantId,
-      upsert.externalId !== null,
-      upsert.externalId,
-      upsert.email,
-      emailKey(upsert.email),
-      ...optional(upsert.name),
-      ...optional(upsert.phone),
-      ...optional(upsert.timeZone),
-      upsert.newId,
-      upsert.messageId,
-      upsert.topic,
-      JSON.stringify(upsert.headers),
+      identityLockKeys(upserts),
+      field((u) => u.topic),
+      field((u) => u.tenantId),
+      field((u) => u.externalId !== null),
+      field((u) => u.externalId),
+      field((u) => u.email),
+      field((u) => emailKey(u.email)),
+      field((u) => u.name ?? null),
+      field((u) => u.name !== undefined),
+      field((u) => u.phone ?? null),
+      field((u) => u.phone !== undefined),
+      field((u) => u.timeZone ?? null),
+      field((u) => u.timeZone !== undefined),
+      field((u) => u.newId),
+      field((u) => u.messageId),
+      field((u) => JSON.stringify(u.headers)),
     ],
   });
-  const row = rows[0]!;
-  if (row.o_status === 'conflict') return { status: 'conflict' };
-  return {
-    status: row.o_status,
-    contact: {
-      id: row.o_id,
-      tenantId: upsert.tenantId,
-      externalId: row.o_external_id,
-      email: row.o_email,
-      name: row.o_name,
-      phone: row.o_phone,
-      timeZone: row.o_time_zone,
-      createdAt: row.o_created_at,
-      updatedAt: row.o_updated_at,
-    },
-  };
+  if (rows.length !== upserts.length)
+    throw new Error('upsert_contact answered an unexpected result');
+  return rows.map((row, i): UpsertOutcome => {
+    switch (row.o_status) {
+      case 'conflict':
+        return { status: 'conflict' };
+      case 'failed':
+        return { status: 'failed', code: row.o_code ?? 'XX000', message: row.o_message ?? '' };
+      default:
+        return {
+          status: row.o_status,
+          contact: {
+            id: row.o_id,
+            tenantId: upserts[i]!.tenantId,
+            externalId: row.o_external_id,
+            email: row.o_email,
+            name: row.o_name,
+            phone: row.o_phone,
+            timeZone: row.o_time_zone,
+            createdAt: row.o_created_at,
+            updatedAt: row.o_updated_at,
+          },
+        };
+    }
+  });
+}
+
+/** One upsert as `upsertContacts` writes it; its failure is thrown, as by a statement of its own. */
+export async function upsertContact(
+  db: Queryable,
+  upsert: ContactUpsert,
+): Promise<Exclude<UpsertOutcome, { status: 'failed' }>> {
+  const [outcome] = await upsertContacts(db, [upsert]);
+  if (outcome!.status === 'failed') {
+    throw Object.assign(new Error(outcome!.message), { code: outcome!.code });
+  }
+  return outcome!;
 }
 
 export async function deleteContact(db: Queryable, tenantId: string, id: string): Promise<void> {

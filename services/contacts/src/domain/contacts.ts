@@ -1,14 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { withStatement, type Pool } from '@herald/db';
+import {
+  RETRYABLE,
+  createGroupCommit,
+  sqlState,
+  withStatement,
+  type BatchHold,
+  type Pool,
+} from '@herald/db';
 import { errors } from '@herald/errors';
 import { isUuid } from '@herald/http';
 import { TOPICS } from '@herald/messages';
-import { messageTraceHeaders } from '@herald/telemetry';
+import { context, messageTraceHeaders, trace, type Context } from '@herald/telemetry';
 import {
   findContactByExternalId,
   findContactById,
-  upsertContact,
+  upsertContacts,
   type Contact,
+  type ContactUpsert,
+  type UpsertOutcome,
 } from '../data/contacts-repository.js';
 import { externalId as externalIdSchema, type ContactWrite } from '../schemas.js';
 
@@ -25,56 +34,113 @@ const emailTaken = () =>
     'the email belongs to another contact with a different externalId; nothing changed',
   );
 
-/**
- * Creates or updates one Contact, announcing a real change with a contact.created or
- * contact.updated message on the changed topic (keyed by the Contact's id; erasing the Contact
- * drops it unsent). Repeating an upsert changes nothing and announces nothing. Concurrent
- * upserts of one new Contact race to insert: the loser's unique violation (or a deadlock
- * between two row locks) runs it again, and then it finds the winner's row to update.
- */
-async function upsert(
-  pool: Pool,
-  tenantId: string,
-  externalId: string | null,
-  input: ContactWrite,
-): Promise<UpsertResult> {
-  const result = await withStatement(
-    pool,
-    // The trace context is read inside, so the message links to the write's span.
-    (db) =>
-      upsertContact(db, {
-        tenantId,
-        externalId,
-        ...input,
-        newId: randomUUID(),
-        messageId: randomUUID(),
-        topic: TOPICS.contactsChanged,
-        headers: messageTraceHeaders(),
-      }),
-    { retryOn: ['uniqueViolation', 'deadlock', 'serializationFailure'], attempts: 5 },
-  );
-  if (result.status === 'conflict') throw emailTaken();
-  return { contact: result.contact, created: result.status === 'created' };
+/** Concurrent upserts share a transaction: at most this many, gathered for at most this long. */
+export const UPSERT_BATCH = { maxUpserts: 64, maxWaitMs: 1 } as const;
+
+const RETRY_ON = new Set<string>([
+  RETRYABLE.uniqueViolation,
+  RETRYABLE.deadlock,
+  RETRYABLE.serializationFailure,
+]);
+const ATTEMPTS = 5;
+
+interface PendingUpsert {
+  upsert: Omit<ContactUpsert, 'headers'>;
+  /** The request's context: its message's trace context when the batch is of another trace. */
+  context: Context;
 }
 
 /**
- * PUT /v1/contacts/{externalId}: create or update by the caller's id. An
- * email-only Contact with this email is claimed (gains the externalId, keeps its id);
- * an email held by another Contact is a 409.
+ * The trace context an upsert's message carries: the batch's transaction (the active span)
+ * when it is in the request's trace, as for an upsert alone, else the request's own.
  */
-export const upsertByExternalId = (
-  pool: Pool,
-  tenantId: string,
-  externalId: string,
-  input: ContactWrite,
-): Promise<UpsertResult> => upsert(pool, tenantId, externalId, input);
+function headersOf(pending: PendingUpsert): Record<string, string> {
+  const own = trace.getSpan(pending.context)?.spanContext().traceId;
+  const active = trace.getActiveSpan()?.spanContext().traceId;
+  return messageTraceHeaders(own === undefined || own === active ? undefined : pending.context);
+}
 
-/** POST /v1/contacts: create or update by email; a new Contact has no externalId. */
-export const upsertByEmail = (
+export interface ContactUpserts {
+  /**
+   * PUT /v1/contacts/{externalId}: create or update by the caller's id. An email-only Contact
+   * with this email is claimed (gains the externalId, keeps its id); an email held by another
+   * Contact is a 409.
+   */
+  byExternalId(tenantId: string, externalId: string, input: ContactWrite): Promise<UpsertResult>;
+  /** POST /v1/contacts: create or update by email; a new Contact has no externalId. */
+  byEmail(tenantId: string, input: ContactWrite): Promise<UpsertResult>;
+}
+
+/**
+ * Creates or updates Contacts, announcing a real change with a contact.created or
+ * contact.updated message on the changed topic (keyed by the Contact's id; erasing the Contact
+ * drops it unsent). Repeating an upsert changes nothing and announces nothing.
+ *
+ * Concurrent upserts are written together (group commit): one call and one transaction per
+ * batch, each upsert all or nothing on its own. Batches touching one identity wait for each
+ * other. An upsert that loses a race to create a Contact (unique violation) or meets a deadlock
+ * runs again, up to 5 times in all, and then finds the winner's row to update.
+ */
+export function contactUpserts(
   pool: Pool,
-  tenantId: string,
-  input: ContactWrite,
-): Promise<UpsertResult> => upsert(pool, tenantId, null, input);
+  options: { /** Tests: keeps upserts queued until released. */ hold?: BatchHold } = {},
+): ContactUpserts {
+  const batches = createGroupCommit<PendingUpsert, UpsertOutcome>({
+    maxWeight: UPSERT_BATCH.maxUpserts,
+    maxWaitMs: UPSERT_BATCH.maxWaitMs,
+    hold: options.hold,
+    write: (pending, { links }) =>
+      withStatement(
+        pool,
+        // Read inside the transaction, so that a message links to the write's span.
+        (db) =>
+          upsertContacts(
+            db,
+            pending.map((p) => ({ ...p.upsert, headers: headersOf(p) })),
+          ),
+        { links },
+      ),
+  });
+
+  async function upsert(
+    tenantId: string,
+    externalId: string | null,
+    input: ContactWrite,
+  ): Promise<UpsertResult> {
+    const upsert = {
+      tenantId,
+      externalId,
+      ...input,
+      newId: randomUUID(),
+      messageId: randomUUID(),
+      topic: TOPICS.contactsChanged,
+    };
+    for (let attempt = 1; ; attempt += 1) {
+      const last = attempt === ATTEMPTS;
+      let outcome: UpsertOutcome;
+      try {
+        outcome = await batches.submit({ upsert, context: context.active() });
+      } catch (err) {
+        if (!last && RETRY_ON.has(sqlState(err) ?? '')) continue;
+        throw err;
+      }
+      switch (outcome.status) {
+        case 'conflict':
+          throw emailTaken();
+        case 'failed':
+          if (!last && RETRY_ON.has(outcome.code)) continue;
+          throw Object.assign(new Error(outcome.message), { code: outcome.code });
+        default:
+          return { contact: outcome.contact, created: outcome.status === 'created' };
+      }
+    }
+  }
+
+  return {
+    byExternalId: (tenantId, externalId, input) => upsert(tenantId, externalId, input),
+    byEmail: (tenantId, input) => upsert(tenantId, null, input),
+  };
+}
 
 const noSuchContact = () => errors.notFound('no such contact');
 

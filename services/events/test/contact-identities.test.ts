@@ -236,6 +236,45 @@ describe('the projection', () => {
   });
 });
 
+describe('organizations known to exist', () => {
+  test('when contacts once answered that an organization exists, then later Events naming it ask contacts only for what else they name, and an organization it denied is asked again', async () => {
+    const { tenantId, token, contact } = early;
+    await service.contacts.createOrganization(tenantId, 'known-org');
+    const other = service.newTenant();
+    await service.contacts.createOrganization(other.tenantId, 'known-org');
+    const before = callsOf(tenantId).length;
+    const record = (body: Record<string, unknown>) =>
+      service.record('by-organization', token, { eventName: 'O', occurredAt, ...body });
+
+    const statuses = [
+      (await record({ organizationExternalId: 'known-org' })).status,
+      (await record({ organizationExternalId: 'known-org' })).status,
+      (await record({ organizationExternalId: 'known-org', contactId: contact.id })).status,
+      (await record({ organizationExternalId: 'no-such-org' })).status,
+      (await record({ organizationExternalId: 'no-such-org' })).status,
+    ];
+    const stranger = await service.record('by-organization', other.token, {
+      organizationExternalId: 'known-org',
+      eventName: 'O',
+      occurredAt,
+    });
+
+    expect(statuses).toEqual([202, 202, 202, 422, 422]);
+    expect(stranger.status).toBe(202);
+    // The first asks; the next two are answered here (the Contact from the projection); the
+    // denied organization is asked each time; another Tenant's organization of that externalId
+    // is its own.
+    expect(callsOf(tenantId).slice(before)).toEqual([
+      { tenantId, queries: [{ organizationExternalId: 'known-org' }] },
+      { tenantId, queries: [{ organizationExternalId: 'no-such-org' }] },
+      { tenantId, queries: [{ organizationExternalId: 'no-such-org' }] },
+    ]);
+    expect(callsOf(other.tenantId)).toEqual([
+      { tenantId: other.tenantId, queries: [{ organizationExternalId: 'known-org' }] },
+    ]);
+  });
+});
+
 describe('erasure', () => {
   test('when a projected Contact is erased, then it is never resolved from the projection, before its contact.erased message arrives or after, and its externalId may name a new Contact', async () => {
     const { tenantId, token } = service.newTenant();

@@ -9,7 +9,7 @@ import {
 import { pingDatabase, type Pool } from '@herald/db';
 import { createHttpApp, mountRoutes, type Logger } from '@herald/http';
 import type { ApiPolicy } from '@herald/policy';
-import { contactUpserts } from './domain/contacts.js';
+import { contactReads, contactUpserts } from './domain/contacts.js';
 import { adminHandlers } from './routes/admin.js';
 import { contactHandlers } from './routes/contacts.js';
 import { exportEraseHandlers } from './routes/export-erase.js';
@@ -32,6 +32,7 @@ export interface ContactsAppDeps {
 }
 
 export function createApp(deps: ContactsAppDeps): Express {
+  const reads = contactReads(deps.pool);
   const upserts = contactUpserts(deps.pool);
   return createHttpApp({
     logger: deps.logger,
@@ -44,7 +45,7 @@ export function createApp(deps: ContactsAppDeps): Express {
         app,
         manifest,
         {
-          ...contactHandlers({ pool: deps.pool, upserts }),
+          ...contactHandlers({ reads, upserts }),
           ...exportEraseHandlers(deps),
           ...adminHandlers(deps),
           ...internalHandlers(deps),

@@ -73,6 +73,48 @@ export const findContactByExternalId = (
     [tenantId, externalId],
   );
 
+/** One Contact looked up by its Tenant and its id or externalId. */
+export interface ContactLookup {
+  tenantId: string;
+  /** The id (`by: 'id'`, a uuid) or the externalId. */
+  value: string;
+}
+
+// Named statements, planned once per connection. The lateral subquery looks each pair up through
+// its unique index, whatever the planner guesses about the arrays' length.
+const FIND_MANY = {
+  id: {
+    name: 'contacts.find_by_ids.1',
+    text: `select l.ord::int as ord, c.* from unnest($1::uuid[], $2::uuid[]) with ordinality
+      as l(tenant_id, value, ord) cross join lateral (select ${COLUMNS} from contacts
+      where tenant_id = l.tenant_id and id = l.value) c`,
+  },
+  externalId: {
+    name: 'contacts.find_by_external_ids.1',
+    text: `select l.ord::int as ord, c.* from unnest($1::uuid[], $2::text[]) with ordinality
+      as l(tenant_id, value, ord) cross join lateral (select ${COLUMNS} from contacts
+      where tenant_id = l.tenant_id and external_id = l.value) c`,
+  },
+} as const;
+
+/**
+ * Several lookups in one statement: each answer in its lookup's place, null when no Contact of
+ * that Tenant has that id (or externalId). Ids must be uuids.
+ */
+export async function findContacts(
+  db: Queryable,
+  by: 'id' | 'externalId',
+  lookups: readonly ContactLookup[],
+): Promise<Array<Contact | null>> {
+  const { rows } = await db.query<ContactRow & { ord: number }>({
+    ...FIND_MANY[by],
+    values: [lookups.map((l) => l.tenantId), lookups.map((l) => l.value)],
+  });
+  const found: Array<Contact | null> = lookups.map(() => null);
+  for (const row of rows) found[row.ord - 1] = toContact(row);
+  return found;
+}
+
 /** What an upsert asks: the Tenant, which Contact (by externalId, or by email), the fields. */
 export interface ContactUpsert {
   tenantId: string;

@@ -14,8 +14,10 @@ import { context, messageTraceHeaders, trace, type Context } from '@herald/telem
 import {
   findContactByExternalId,
   findContactById,
+  findContacts,
   upsertContacts,
   type Contact,
+  type ContactLookup,
   type ContactUpsert,
   type UpsertOutcome,
 } from '../data/contacts-repository.js';
@@ -34,8 +36,11 @@ const emailTaken = () =>
     'the email belongs to another contact with a different externalId; nothing changed',
   );
 
-/** Concurrent upserts share a transaction: at most this many, gathered for at most this long. */
-export const UPSERT_BATCH = { maxUpserts: 64, maxWaitMs: 1 } as const;
+/**
+ * Concurrent upserts share a statement, and so do concurrent reads: at most this many, waiting
+ * at most this long (ms) for others while batches are in flight.
+ */
+export const BATCH = { maxRequests: 64, maxWaitMs: 1 } as const;
 
 const RETRY_ON = new Set<string>([
   RETRYABLE.uniqueViolation,
@@ -86,8 +91,8 @@ export function contactUpserts(
   options: { /** Tests: keeps upserts queued until released. */ hold?: BatchHold } = {},
 ): ContactUpserts {
   const batches = createGroupCommit<PendingUpsert, UpsertOutcome>({
-    maxWeight: UPSERT_BATCH.maxUpserts,
-    maxWaitMs: UPSERT_BATCH.maxWaitMs,
+    maxWeight: BATCH.maxRequests,
+    maxWaitMs: BATCH.maxWaitMs,
     hold: options.hold,
     write: (pending, { links }) =>
       withStatement(
@@ -143,6 +148,47 @@ export function contactUpserts(
 }
 
 const noSuchContact = () => errors.notFound('no such contact');
+
+export interface ContactReads {
+  /** GET /v1/contacts/{externalId}: 404 when no Contact of the Tenant has it. */
+  byExternalId(tenantId: string, externalId: string): Promise<Contact>;
+  /** GET /v1/contacts/by-id/{id}: 404 when no Contact of the Tenant has it. */
+  byId(tenantId: string, id: string): Promise<Contact>;
+}
+
+/**
+ * Concurrent reads are looked up together, one statement per batch (as upserts are written),
+ * each answered with its own Tenant's Contact only. A malformed id or externalId names no
+ * Contact (404) and never reaches PostgreSQL.
+ */
+export function contactReads(
+  pool: Pool,
+  options: { /** Tests: keeps reads queued until released. */ hold?: BatchHold } = {},
+): ContactReads {
+  const lookups = (by: 'id' | 'externalId') =>
+    createGroupCommit<ContactLookup, Contact | null>({
+      maxWeight: BATCH.maxRequests,
+      maxWaitMs: BATCH.maxWaitMs,
+      hold: options.hold,
+      write: (batch) => findContacts(pool, by, batch),
+    });
+  const byId = lookups('id');
+  const byExternalId = lookups('externalId');
+  const found = (contact: Contact | null) => {
+    if (!contact) throw noSuchContact();
+    return contact;
+  };
+  return {
+    byExternalId: async (tenantId, externalId) =>
+      found(
+        isExternalId(externalId)
+          ? await byExternalId.submit({ tenantId, value: externalId })
+          : null,
+      ),
+    byId: async (tenantId, id) =>
+      found(isUuid(id) ? await byId.submit({ tenantId, value: id.toLowerCase() }) : null),
+  };
+}
 
 /** An externalId no Contact can have (U+0000 cannot even reach PostgreSQL) names none: 404. */
 export async function getByExternalId(

@@ -1,10 +1,9 @@
 import type { Response } from 'express';
 import { principalOf } from '@herald/auth';
-import type { Pool } from '@herald/db';
 import { parseOrThrow, type RouteHandlers } from '@herald/http';
 import type { Contact } from '../data/contacts-repository.js';
 import { presentContact } from '../domain/contact-snapshot.js';
-import { getByExternalId, getById, type ContactUpserts } from '../domain/contacts.js';
+import type { ContactReads, ContactUpserts } from '../domain/contacts.js';
 import { contactWriteBody, externalId as externalIdSchema } from '../schemas.js';
 import type { manifest } from '../service.js';
 
@@ -16,13 +15,13 @@ function sendContact(res: Response, contact: Contact, created = false): void {
 
 /** Public Contact routes (docs/api-reference.md#contacts-and-identities). */
 export function contactHandlers(deps: {
-  pool: Pool;
+  reads: ContactReads;
   upserts: ContactUpserts;
 }): Pick<Handlers, 'getContactById' | 'upsertContactByEmail' | 'getContact' | 'upsertContact'> {
-  const { pool, upserts } = deps;
+  const { reads, upserts } = deps;
   return {
     getContactById: async (req, res) => {
-      sendContact(res, await getById(pool, principalOf(res).tenantId, req.params.id));
+      sendContact(res, await reads.byId(principalOf(res).tenantId, req.params.id));
     },
     upsertContactByEmail: async (req, res) => {
       const input = parseOrThrow(contactWriteBody, req.body);
@@ -30,10 +29,7 @@ export function contactHandlers(deps: {
       sendContact(res, contact, created);
     },
     getContact: async (req, res) => {
-      sendContact(
-        res,
-        await getByExternalId(pool, principalOf(res).tenantId, req.params.externalId),
-      );
+      sendContact(res, await reads.byExternalId(principalOf(res).tenantId, req.params.externalId));
     },
     upsertContact: async (req, res) => {
       const externalId = parseOrThrow(externalIdSchema, req.params.externalId, 'path.externalId');

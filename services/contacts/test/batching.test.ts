@@ -1,11 +1,12 @@
 // Concurrent upserts share one transaction (group commit), and each stays all or nothing on
 // its own: a conflict or a failure answers that upsert alone, its neighbours are written with
 // their messages. Batches touching one identity wait for each other before they touch a row.
+// Concurrent reads share one statement, each answered from its own Tenant only.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { BatchHold } from '@herald/db';
 import { upsertContacts, type ContactUpsert } from '../src/data/contacts-repository.js';
-import { contactUpserts } from '../src/domain/contacts.js';
+import { contactReads, contactUpserts } from '../src/domain/contacts.js';
 import { startContactsService, uniqueEmail, type TestContactsService } from './support.js';
 
 let svc: TestContactsService;
@@ -145,5 +146,37 @@ describe('upserts written together', () => {
       [tenantId],
     );
     expect(rows.map((r) => r.name)).toEqual(['x2', 'y2']);
+  });
+});
+
+describe('reads looked up together', () => {
+  it("when reads of two Tenants share a statement, then each gets only its own Tenant's Contact, and a miss or another Tenant's id is a 404", async () => {
+    const a = svc.newTenant();
+    const b = svc.newTenant();
+    const ofA = await existing(a.tenantId, a.token, 'same');
+    const ofB = await existing(b.tenantId, b.token, 'same');
+    const hold = new BatchHold();
+    const reads = contactReads(svc.pool, { hold });
+    hold.hold();
+
+    const answers = Promise.allSettled([
+      reads.byExternalId(a.tenantId, 'same'),
+      reads.byExternalId(b.tenantId, 'same'),
+      reads.byExternalId(a.tenantId, 'missing'),
+      reads.byId(b.tenantId, ofB.id.toUpperCase()),
+      reads.byId(a.tenantId, ofB.id),
+      reads.byId(a.tenantId, 'not-a-uuid'),
+    ]);
+    // The malformed id never waits for a batch.
+    expect(hold.waiting()).toBe(5);
+    hold.release();
+    const [sameA, sameB, missing, idB, idOfBForA, malformed] = await answers;
+
+    expect(sameA).toMatchObject({ status: 'fulfilled', value: { id: ofA.id, email: ofA.email } });
+    expect(sameB).toMatchObject({ status: 'fulfilled', value: { id: ofB.id, email: ofB.email } });
+    expect(idB).toMatchObject({ status: 'fulfilled', value: { id: ofB.id, tenantId: b.tenantId } });
+    for (const refused of [missing, idOfBForA, malformed]) {
+      expect(refused).toMatchObject({ status: 'rejected', reason: { status: 404 } });
+    }
   });
 });

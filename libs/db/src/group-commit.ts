@@ -59,10 +59,15 @@ const ATTEMPTS = 3;
 const QUERY_CANCELED = '57014';
 const RETRY_AFTER_ABORT = new Set<string>([RETRYABLE.deadlock, RETRYABLE.serializationFailure]);
 
-/** A SQLSTATE means the server answered: the failed transaction was rolled back. */
+/**
+ * The SQLSTATE of an error the server answered (node-postgres gives it a severity): the failed
+ * transaction was rolled back. Undefined for a client-side failure (EPIPE has five letters too).
+ */
 export const sqlState = (err: unknown): string | undefined => {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+  const { code, severity } = (err ?? {}) as { code?: unknown; severity?: unknown };
+  return typeof code === 'string' && typeof severity === 'string' && /^[0-9A-Z]{5}$/.test(code)
+    ? code
+    : undefined;
 };
 
 /** True when the statement timeout cancelled the query. */

@@ -6,7 +6,9 @@ import { BatchHold, createGroupCommit, type BatchWrite } from '../src/index.js';
 
 type Write = (requests: readonly string[], batch: BatchWrite) => Promise<readonly string[]>;
 
-const failure = (code?: string) => Object.assign(new Error(`failed ${code ?? ''}`), { code });
+/** As node-postgres reports a server's error (with a severity), or a client-side one without. */
+const failure = (code?: string) =>
+  Object.assign(new Error(`failed ${code ?? ''}`), code ? { code, severity: 'ERROR' } : {});
 
 /** A group commit over `write`, holding its first requests until all are queued. */
 function held(write: Write, options: { maxWeight?: number; weight?: (r: string) => number } = {}) {
@@ -85,14 +87,18 @@ describe('createGroupCommit', () => {
   });
 
   it('when the statement times out or the connection is lost, then every request fails without a retry', async () => {
-    for (const code of ['57014', undefined]) {
+    const lost = Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
+    for (const err of [failure('57014'), failure(), lost]) {
       const { batches, calls, hold } = held(async () => {
-        throw failure(code);
+        throw err;
       });
       const answers = ['a', 'b'].map((r) => batches.submit(r));
       hold.release();
       const settled = await Promise.allSettled(answers);
-      expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
+      expect(settled).toEqual([
+        { status: 'rejected', reason: err },
+        { status: 'rejected', reason: err },
+      ]);
       expect(calls).toHaveLength(1);
     }
   });

@@ -1,11 +1,19 @@
 -- upsert_contact over arrays: several upserts in one call and one transaction (group commit,
--- domain/contacts.ts). Each runs the one-upsert upsert_contact (003) in a block of its own, so one that fails leaves the others' writes and
--- answers its SQLSTATE instead ('failed', o_code, o_message); Node then runs it again or answers
--- its error. Arrays hold one element per upsert, in the one-upsert function's argument order.
+-- domain/contacts.ts). Each runs the one-upsert upsert_contact (003) in a block of its own, so
+-- one that fails leaves the others' writes and answers its SQLSTATE instead ('failed', o_code,
+-- o_message); Node then runs it again or answers its error. Arrays hold one element per upsert,
+-- in the one-upsert function's argument order.
 --
--- p_lock_keys: 64-bit keys of every identity the upserts name (Tenant and externalId, Tenant and
--- email key), distinct and sorted. Each is locked first, in that order: two batches touching one
--- Contact then wait for each other at the start instead of each holding a row the other needs.
+-- Locks, before any upsert runs, so that two batches never each hold a row the other needs:
+-- - p_lock_keys: 64-bit keys of every identity the upserts name (Tenant and externalId, Tenant
+--   and email key), distinct and sorted, each locked in that order. Two batches naming one
+--   identity wait for each other here; a Contact one of them creates has only identities its
+--   upsert names.
+-- - then every Contact an upsert of the batch can touch (found by its externalId or its email
+--   key, as upsert_contact finds them), by id, in id order. Any batch touching a Contact holds
+--   its lock first, so batches never wait for each other's row locks, and a batch that waits
+--   holds no Contact meanwhile. (A Contact another batch gives one of our identities meanwhile
+--   was named by that batch too: we waited for it above, and the lookup sees its write.)
 --
 -- What aborts a transaction anyway (deadlock, serialization failure) or says the server is in
 -- trouble is raised: nothing of the batch is written and Node runs it again, then each upsert
@@ -41,10 +49,32 @@ create function upsert_contact(
   o_message text
 ) language plpgsql as $$
 declare
+  contact record;
   failure_code text;
   failure_message text;
 begin
   perform count(pg_advisory_xact_lock(k)) from unnest(p_lock_keys) as k;
+  -- Advisory locks on the Contacts' ids, not row locks: upsert_contact locks its rows again in a
+  -- subtransaction, and a row locked by both a transaction and its subtransaction costs a
+  -- MultiXact per row. Two-key locks: a space of their own beside the identities' one-key locks.
+  for contact in
+    select distinct ('x' || substr(h, 1, 8))::bit(32)::int4 as hi,
+                    ('x' || substr(h, 9, 8))::bit(32)::int4 as lo
+    from (
+      -- Two equality joins, each a nested loop over its unique index (an OR of the two would
+      -- scan the table). An upsert by email has no externalId (null matches nothing).
+      select replace(x.id::text, '-', '') as h
+      from unnest(p_tenant, p_external_id) as u(tenant, external_id)
+      join contacts x on x.tenant_id = u.tenant and x.external_id = u.external_id
+      union
+      select replace(x.id::text, '-', '')
+      from unnest(p_tenant, p_email_key) as u(tenant, email_key)
+      join contacts x on x.tenant_id = u.tenant and x.email_key = u.email_key
+    ) as ids
+    order by 1, 2
+  loop
+    perform pg_advisory_xact_lock(contact.hi, contact.lo);
+  end loop;
   for r in 1 .. coalesce(array_length(p_tenant, 1), 0) loop
     o_code := null;
     o_message := null;

@@ -4,7 +4,8 @@
 // Concurrent reads share one statement, each answered from its own Tenant only.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { BatchHold } from '@herald/db';
+import { BatchHold, createPool } from '@herald/db';
+import { TEST_POSTGRES_URL } from '@herald/testing';
 import { upsertContacts, type ContactUpsert } from '../src/data/contacts-repository.js';
 import { contactReads, contactUpserts } from '../src/domain/contacts.js';
 import { startContactsService, uniqueEmail, type TestContactsService } from './support.js';
@@ -138,7 +139,7 @@ describe('upserts written together', () => {
       await first.query('commit');
       expect((await waiting).map((o) => o.status)).toEqual(['updated', 'updated']);
     } finally {
-      first.release();
+      first.release(true);
       second.release();
     }
     const { rows } = await svc.pool.query<{ name: string }>(
@@ -146,6 +147,96 @@ describe('upserts written together', () => {
       [tenantId],
     );
     expect(rows.map((r) => r.name)).toEqual(['x2', 'y2']);
+  });
+});
+
+describe('row locks of a batch', () => {
+  it('when a batch must wait for a Contact another batch holds, then it holds no other Contact meanwhile: it takes every Contact its upserts can touch, in id order, before it writes', async () => {
+    const { tenantId, token } = svc.newTenant();
+    const pair = [await existing(tenantId, token, 'p'), await existing(tenantId, token, 'q')];
+    const [low, high] = pair.sort((a, b) => (a.id < b.id ? -1 : 1)) as [
+      (typeof pair)[0],
+      (typeof pair)[0],
+    ];
+    const externalIdOf = async (id: string) =>
+      (
+        await svc.pool.query<{ external_id: string }>(
+          'select external_id from contacts where id = $1',
+          [id],
+        )
+      ).rows[0]!.external_id;
+    const blocker = await svc.pool.connect();
+    const batch = await svc.pool.connect();
+    try {
+      // Another batch, its transaction still open, that upserted `low`.
+      await blocker.query('begin');
+      // By its externalId, moving it to a new email: identities the batch below does not name,
+      // so only the Contact's own lock can make that batch wait before it touches a row.
+      await upsertContacts(blocker, [
+        upsertOf(tenantId, { externalId: await externalIdOf(low.id), email: uniqueEmail() }),
+      ]);
+      const { rows } = await batch.query<{ pid: number }>('select pg_backend_pid() as pid');
+      // In arrival order the first upsert touches `high`, the second `low`, which is held.
+      const running = upsertContacts(batch, [
+        upsertOf(tenantId, { externalId: await externalIdOf(high.id), email: uniqueEmail() }),
+        upsertOf(tenantId, { externalId: null, email: low.email, name: 'by email' }),
+      ]);
+      let waiting = false;
+      for (let i = 0; i < 200 && !waiting; i += 1) {
+        const found = await svc.pool.query(
+          'select 1 from pg_locks where pid = $1 and not granted',
+          [rows[0]!.pid],
+        );
+        waiting = found.rows.length > 0;
+        if (!waiting) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(waiting).toBe(true);
+
+      // `high` is free: another writer is not held up by a batch that waits.
+      await expect(
+        svc.pool.query('select 1 from contacts where id = $1 for update nowait', [high.id]),
+      ).resolves.toMatchObject({ rowCount: 1 });
+
+      await blocker.query('commit');
+      // `low` left the email meanwhile, so the upsert by that email makes a new Contact.
+      expect((await running).map((o) => o.status)).toEqual(['updated', 'created']);
+    } finally {
+      // Destroyed, not returned: a failed test must not leave its transaction open in the pool.
+      blocker.release(true);
+      batch.release();
+    }
+  });
+});
+
+describe('a batch the statement timeout cancels', () => {
+  it('when an upsert waits past the statement timeout, then 503 and nothing changed', async () => {
+    const { tenantId, token } = svc.newTenant();
+    const contact = await existing(tenantId, token, 'slow');
+    const { rows: current } = await svc.pool.query<{ name: string }>(
+      'select current_database() as name',
+    );
+    const impatient = createPool({
+      connectionString: `${TEST_POSTGRES_URL}/${current[0]!.name}`,
+      applicationName: 'contacts-batching-test',
+      statementTimeoutMillis: 200,
+    });
+    const blocker = await svc.pool.connect();
+    try {
+      await blocker.query('begin');
+      await blocker.query('select 1 from contacts where id = $1 for update', [contact.id]);
+      const upserts = contactUpserts(impatient);
+
+      await expect(
+        upserts.byExternalId(tenantId, 'slow', { email: contact.email, name: 'Late' }),
+      ).rejects.toMatchObject({ status: 503, code: 'service_unavailable' });
+      await blocker.query('commit');
+    } finally {
+      // Destroyed, not returned: a failed test must not leave its transaction open in the pool.
+      blocker.release(true);
+      await impatient.end();
+    }
+    const { rows } = await svc.pool.query('select name from contacts where id = $1', [contact.id]);
+    expect(rows).toEqual([{ name: null }]);
   });
 });
 
@@ -177,6 +268,44 @@ describe('reads looked up together', () => {
     expect(idB).toMatchObject({ status: 'fulfilled', value: { id: ofB.id, tenantId: b.tenantId } });
     for (const refused of [missing, idOfBForA, malformed]) {
       expect(refused).toMatchObject({ status: 'rejected', reason: { status: 404 } });
+    }
+  });
+});
+
+describe('the plan of batched reads', () => {
+  it('when reads are looked up together, then each goes through its unique index, never a scan of the table', async () => {
+    const { tenantId, token } = svc.newTenant();
+    const contact = await existing(tenantId, token, 'planned');
+    const statements: Array<{ text: string; values: unknown[] }> = [];
+    const recorded = {
+      query: (config: { text: string; values: unknown[] }) => {
+        statements.push(config);
+        return svc.pool.query(config);
+      },
+    } as unknown as typeof svc.pool;
+    const reads = contactReads(recorded);
+    await reads.byExternalId(tenantId, 'planned');
+    await reads.byId(tenantId, contact.id);
+    expect(statements).toHaveLength(2);
+
+    // Sequential scans off: a plan that can only scan the table still shows one.
+    const client = await svc.pool.connect();
+    try {
+      await client.query('set enable_seqscan = off');
+      const plans = [];
+      for (const statement of statements) {
+        const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+          `explain ${statement.text}`,
+          statement.values,
+        );
+        plans.push(rows.map((r) => r['QUERY PLAN']).join('\n'));
+      }
+      expect(plans[0]).toMatch(/Index Scan using contacts_tenant_external_id_key/);
+      expect(plans[1]).toMatch(/Index Scan using contacts_pkey/);
+      for (const plan of plans) expect(plan).not.toMatch(/Seq Scan on contacts/);
+    } finally {
+      await client.query('reset enable_seqscan');
+      client.release();
     }
   });
 });

@@ -80,8 +80,8 @@ export interface ContactLookup {
   value: string;
 }
 
-// Named statements, planned once per connection. The lateral subquery looks each pair up through
-// its unique index, whatever the planner guesses about the arrays' length.
+// Named statements, planned once per connection: a nested loop looking each pair up through its
+// unique index (test/batching.test.ts checks the plan).
 const FIND_MANY = {
   id: {
     name: 'contacts.find_by_ids.1',

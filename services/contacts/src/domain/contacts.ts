@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import {
   RETRYABLE,
   createGroupCommit,
+  isQueryCanceled,
   sqlState,
   withStatement,
   type BatchHold,
+  type GroupCommit,
   type Pool,
 } from '@herald/db';
 import { errors } from '@herald/errors';
@@ -42,6 +44,10 @@ const emailTaken = () =>
  */
 export const BATCH = { maxRequests: 64, maxWaitMs: 1 } as const;
 
+/** The statement timeout cancelled the query: nothing was written, so 503 and a retry later. */
+const tookTooLong = (err: unknown, message: string): unknown =>
+  isQueryCanceled(err) ? errors.unavailable(message, err) : err;
+
 const RETRY_ON = new Set<string>([
   RETRYABLE.uniqueViolation,
   RETRYABLE.deadlock,
@@ -57,12 +63,13 @@ interface PendingUpsert {
 
 /**
  * The trace context an upsert's message carries: the batch's transaction (the active span)
- * when it is in the request's trace, as for an upsert alone, else the request's own.
+ * when it is in the request's trace, as for an upsert alone, else the request's own (none for a
+ * request outside any trace).
  */
 function headersOf(pending: PendingUpsert): Record<string, string> {
   const own = trace.getSpan(pending.context)?.spanContext().traceId;
   const active = trace.getActiveSpan()?.spanContext().traceId;
-  return messageTraceHeaders(own === undefined || own === active ? undefined : pending.context);
+  return messageTraceHeaders(own !== undefined && own === active ? undefined : pending.context);
 }
 
 export interface ContactUpserts {
@@ -82,9 +89,10 @@ export interface ContactUpserts {
  * drops it unsent). Repeating an upsert changes nothing and announces nothing.
  *
  * Concurrent upserts are written together (group commit): one call and one transaction per
- * batch, each upsert all or nothing on its own. Batches touching one identity wait for each
- * other. An upsert that loses a race to create a Contact (unique violation) or meets a deadlock
- * runs again, up to 5 times in all, and then finds the winner's row to update.
+ * batch, each upsert all or nothing on its own. A batch locks what it can touch before it writes
+ * (migration 004), so batches touching one Contact wait for each other. An upsert that loses a
+ * race to create a Contact (unique violation) or meets a deadlock runs again, up to 5 times in
+ * all, and then finds the winner's row to update.
  */
 export function contactUpserts(
   pool: Pool,
@@ -127,7 +135,7 @@ export function contactUpserts(
         outcome = await batches.submit({ upsert, context: context.active() });
       } catch (err) {
         if (!last && RETRY_ON.has(sqlState(err) ?? '')) continue;
-        throw err;
+        throw tookTooLong(err, 'the upsert took too long; nothing changed; retry later');
       }
       switch (outcome.status) {
         case 'conflict':
@@ -174,19 +182,28 @@ export function contactReads(
     });
   const byId = lookups('id');
   const byExternalId = lookups('externalId');
-  const found = (contact: Contact | null) => {
+  const find = async (
+    batches: GroupCommit<ContactLookup, Contact | null>,
+    lookup: ContactLookup,
+  ): Promise<Contact> => {
+    let contact: Contact | null;
+    try {
+      contact = await batches.submit(lookup);
+    } catch (err) {
+      throw tookTooLong(err, 'the read took too long; retry later');
+    }
     if (!contact) throw noSuchContact();
     return contact;
   };
   return {
-    byExternalId: async (tenantId, externalId) =>
-      found(
-        isExternalId(externalId)
-          ? await byExternalId.submit({ tenantId, value: externalId })
-          : null,
-      ),
-    byId: async (tenantId, id) =>
-      found(isUuid(id) ? await byId.submit({ tenantId, value: id.toLowerCase() }) : null),
+    byExternalId: (tenantId, externalId) =>
+      isExternalId(externalId)
+        ? find(byExternalId, { tenantId, value: externalId })
+        : Promise.reject(noSuchContact()),
+    byId: (tenantId, id) =>
+      isUuid(id)
+        ? find(byId, { tenantId, value: id.toLowerCase() })
+        : Promise.reject(noSuchContact()),
   };
 }
 

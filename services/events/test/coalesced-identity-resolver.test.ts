@@ -76,4 +76,37 @@ describe('coalesced identity lookups', () => {
     await resolve('t1', ask('second'));
     expect(contacts.calls).toHaveLength(2);
   });
+
+  test('when two calls are out, then lookups of later turns wait for one to come back and go together in one call', async () => {
+    const calls: Array<{ queries: IdentityQuery[]; answer: () => void }> = [];
+    const resolve = coalescedIdentityResolver((_tenantId, queries) => {
+      return new Promise((done) => {
+        calls.push({
+          queries: [...queries],
+          answer: () =>
+            done(queries.map((q) => ({ contactId: q.contactEmail!, organizationExists: null }))),
+        });
+      });
+    });
+    const nextTurn = () => new Promise((resolveTurn) => setImmediate(resolveTurn));
+
+    const first = resolve('t1', ask('a'));
+    await nextTurn();
+    const second = resolve('t1', ask('b'));
+    await nextTurn();
+    const third = resolve('t1', ask('c'));
+    await nextTurn();
+    const fourth = resolve('t1', ask('d'));
+    await nextTurn();
+    expect(calls.map((c) => c.queries)).toEqual([ask('a'), ask('b')]);
+
+    calls[0]!.answer();
+    expect((await first)[0]?.contactId).toBe('a');
+    await nextTurn();
+    expect(calls.map((c) => c.queries)).toEqual([ask('a'), ask('b'), ask('c', 'd')]);
+    calls[1]!.answer();
+    calls[2]!.answer();
+    const answers = await Promise.all([second, third, fourth]);
+    expect(answers.map((a) => a[0]?.contactId)).toEqual(['b', 'c', 'd']);
+  });
 });

@@ -10,29 +10,40 @@ interface Waiting {
 /**
  * One Tenant's lookups asked in one turn of the event loop go to `resolve` as one call (up to
  * `maxQueries` queries a call; a request is never split), and each request gets its own answers
- * back in order. Under load this turns one call to the contacts service per request into one per
- * Tenant per turn. A call that fails fails every request in it, each as it would have alone.
+ * back in order. While `maxInFlight` calls are out, lookups wait for one to come back and then go
+ * together (one call per Tenant, as in a turn). Under load this turns one call to the contacts service per request into one per
+ * Tenant per turn, or per returning call. A call that fails fails every request in it, each as it
+ * would have alone.
  */
 export function coalescedIdentityResolver(
   resolve: IdentityResolver,
   maxQueries = MAX_IDENTITY_QUERIES,
+  maxInFlight = 2,
 ): IdentityResolver {
   let pending = new Map<string, Waiting[]>();
+  let inFlight = 0;
 
   function send(tenantId: string, chunk: readonly Waiting[]): void {
-    resolve(
+    inFlight += 1;
+    void resolve(
       tenantId,
       chunk.flatMap((w) => w.queries),
-    ).then(
-      (answers) => {
-        let at = 0;
-        for (const w of chunk) {
-          w.resolve(answers.slice(at, at + w.queries.length));
-          at += w.queries.length;
-        }
-      },
-      (err: unknown) => chunk.forEach((w) => w.reject(err)),
-    );
+    )
+      .then(
+        (answers) => {
+          let at = 0;
+          for (const w of chunk) {
+            w.resolve(answers.slice(at, at + w.queries.length));
+            at += w.queries.length;
+          }
+        },
+        (err: unknown) => chunk.forEach((w) => w.reject(err)),
+      )
+      .finally(() => {
+        // The lookups that waited for a call to come back go now, together.
+        inFlight -= 1;
+        if (pending.size > 0) flush();
+      });
   }
 
   function flush(): void {
@@ -56,7 +67,11 @@ export function coalescedIdentityResolver(
 
   return (tenantId, queries) =>
     new Promise((resolveOne, rejectOne) => {
-      if (pending.size === 0) setImmediate(flush);
+      if (pending.size === 0) {
+        setImmediate(() => {
+          if (inFlight < maxInFlight) flush();
+        });
+      }
       const waiting = pending.get(tenantId) ?? [];
       waiting.push({ queries, resolve: resolveOne, reject: rejectOne });
       pending.set(tenantId, waiting);

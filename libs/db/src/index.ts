@@ -12,6 +12,7 @@ export {
   isUniqueViolation,
   pingDatabase,
   RETRYABLE,
+  withRetries,
   withStatement,
   withTransaction,
   type Pool,

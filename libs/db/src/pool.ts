@@ -112,7 +112,10 @@ export interface RetryOptions {
  * the last failure is thrown. The work must be one transaction (a single statement is one), so
  * that nothing of a failed attempt stays.
  */
-async function withRetries<T>(work: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
+export async function withRetries<T>(
+  work: () => Promise<T>,
+  options: Omit<RetryOptions, 'links'> = {},
+): Promise<T> {
   const retryable = new Set<string>((options.retryOn ?? []).map((name) => RETRYABLE[name]));
   const attempts = options.attempts ?? 3;
   for (let attempt = 1; ; attempt += 1) {

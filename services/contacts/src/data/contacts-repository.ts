@@ -247,10 +247,17 @@ export async function upsertContact(
   upsert: ContactUpsert,
 ): Promise<Exclude<UpsertOutcome, { status: 'failed' }>> {
   const [outcome] = await upsertContacts(db, [upsert]);
-  if (outcome!.status === 'failed') {
-    throw Object.assign(new Error(outcome!.message), { code: outcome!.code });
+  return writtenOrThrown(outcome!);
+}
+
+/** The outcome of an upsert that did not fail; a failed one is thrown with its SQLSTATE. */
+export function writtenOrThrown(
+  outcome: UpsertOutcome,
+): Exclude<UpsertOutcome, { status: 'failed' }> {
+  if (outcome.status === 'failed') {
+    throw Object.assign(new Error(outcome.message), { code: outcome.code });
   }
-  return outcome!;
+  return outcome;
 }
 
 export async function deleteContact(db: Queryable, tenantId: string, id: string): Promise<void> {

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
-  RETRYABLE,
   createGroupCommit,
   isQueryCanceled,
-  sqlState,
+  withRetries,
   withStatement,
   type BatchHold,
   type GroupCommit,
@@ -18,6 +17,7 @@ import {
   findContactById,
   findContacts,
   upsertContacts,
+  writtenOrThrown,
   type Contact,
   type ContactLookup,
   type ContactUpsert,
@@ -47,13 +47,6 @@ export const BATCH = { maxRequests: 64, maxWaitMs: 1 } as const;
 /** The statement timeout cancelled the query: nothing was written, so 503 and a retry later. */
 const tookTooLong = (err: unknown, message: string): unknown =>
   isQueryCanceled(err) ? errors.unavailable(message, err) : err;
-
-const RETRY_ON = new Set<string>([
-  RETRYABLE.uniqueViolation,
-  RETRYABLE.deadlock,
-  RETRYABLE.serializationFailure,
-]);
-const ATTEMPTS = 5;
 
 interface PendingUpsert {
   upsert: Omit<ContactUpsert, 'headers'>;
@@ -128,25 +121,16 @@ export function contactUpserts(
       messageId: randomUUID(),
       topic: TOPICS.contactsChanged,
     };
-    for (let attempt = 1; ; attempt += 1) {
-      const last = attempt === ATTEMPTS;
-      let outcome: UpsertOutcome;
-      try {
-        outcome = await batches.submit({ upsert, context: context.active() });
-      } catch (err) {
-        if (!last && RETRY_ON.has(sqlState(err) ?? '')) continue;
-        throw tookTooLong(err, 'the upsert took too long; nothing changed; retry later');
-      }
-      switch (outcome.status) {
-        case 'conflict':
-          throw emailTaken();
-        case 'failed':
-          if (!last && RETRY_ON.has(outcome.code)) continue;
-          throw Object.assign(new Error(outcome.message), { code: outcome.code });
-        default:
-          return { contact: outcome.contact, created: outcome.status === 'created' };
-      }
-    }
+    // A batch that failed as a whole was already retried by the group commit; these are the
+    // failures of this upsert alone (a lost race to create the Contact, a deadlock).
+    const outcome = await withRetries(
+      () => batches.submit({ upsert, context: context.active() }).then(writtenOrThrown),
+      { retryOn: ['uniqueViolation', 'deadlock', 'serializationFailure'], attempts: 5 },
+    ).catch((err: unknown) => {
+      throw tookTooLong(err, 'the upsert took too long; nothing changed; retry later');
+    });
+    if (outcome.status === 'conflict') throw emailTaken();
+    return { contact: outcome.contact, created: outcome.status === 'created' };
   }
 
   return {

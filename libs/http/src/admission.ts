@@ -1,3 +1,4 @@
+import { context } from '@herald/telemetry';
 import type { RequestHandler } from 'express';
 import { MAX_BODY_BYTES } from './body.js';
 
@@ -82,10 +83,12 @@ export function bodyAdmission(options: BodyAdmissionOptions): BodyAdmission {
     }
     const waiter: Waiter = {
       bytes,
-      admit: () => {
+      // Called from another request's 'close', whose context that listener runs in: the
+      // waiting request goes on in its own.
+      admit: context.bind(context.active(), () => {
         res.off('close', leave);
         enter();
-      },
+      }),
     };
     const leave = () => {
       const at = queue.indexOf(waiter);

@@ -42,7 +42,7 @@ const topicEnv = {
 };
 
 /** RECORDING_MAX_BODY_BYTES_IN_FLIGHT's default. */
-export const MAX_BODY_BYTES_IN_FLIGHT = 2 * 1024 * 1024;
+export const MAX_BODY_BYTES_IN_FLIGHT = 1024 * 1024;
 
 /** Every variable the service reads; its manifest lists them from here. */
 export const configSchema = z
@@ -65,7 +65,7 @@ export const configSchema = z
     /**
      * Request bodies of the Event routes handled at once, in bytes (Content-Length); a request
      * over it waits, unread, until earlier ones are answered. Bounds the memory recording holds:
-     * 2 MiB is about ten 1,000-Event arrays, or thousands of single Events.
+     * 1 MiB is about five 1,000-Event arrays, or thousands of single Events.
      */
     RECORDING_MAX_BODY_BYTES_IN_FLIGHT: z.coerce
       .number()

@@ -28,6 +28,9 @@ afterEach(async () => {
   lines.length = 0;
 });
 
+/** Called when a request reaches the /slow handler. */
+let slowEntered: () => void = () => {};
+
 async function start(readiness: Record<string, () => Promise<unknown>> = {}) {
   const app = createHttpApp({
     logger,
@@ -38,6 +41,7 @@ async function start(readiness: Record<string, () => Promise<unknown>> = {}) {
         res.json({ got: req.body as unknown });
       });
       app.get('/slow', async (_req, res) => {
+        slowEntered();
         await new Promise((r) => setTimeout(r, 300));
         res.json({ done: true });
       });
@@ -205,8 +209,10 @@ describe('createHttpApp', () => {
 
   it('when shutdown starts during a request, then that request finishes and new ones are refused', async () => {
     const url = await start();
+    // Shutdown starts once the request is being handled, however loaded the machine is.
+    const entered = new Promise<void>((resolve) => (slowEntered = resolve));
     const inFlight = fetch(`${url}/slow`);
-    await new Promise((r) => setTimeout(r, 50));
+    await entered;
     const closing = running!.close();
     const res = await inFlight;
     expect(res.status).toBe(200);

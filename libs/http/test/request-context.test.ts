@@ -1,7 +1,8 @@
 // A request's trace context where it goes on from a listener: a request that waited in the body
 // admission queue is let in from another request's 'close', and its handler and log line must
-// still be in its own trace. process.getBuiltinModule after the SDK started patches node:http as
-// in a service (see libs/telemetry/test/http-spans.test.ts).
+// still be in its own trace; so must the log line of a request whose caller went away (written on
+// the socket's 'close'). process.getBuiltinModule after the SDK started patches node:http as in a
+// service (see libs/telemetry/test/http-spans.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { shutdownTelemetry, startTelemetry, trace } from '@herald/telemetry';
 import http from 'node:http';
@@ -17,7 +18,7 @@ import {
 /** The trace id active where a log line was written, as the pino instrumentation reads it. */
 const traceIdHere = () => trace.getActiveSpan()?.spanContext().traceId;
 
-const lines: Array<{ msg: string; name?: string; trace?: string | undefined }> = [];
+const lines: Array<{ msg: string; trace?: string | undefined }> = [];
 const logger = pino(
   { mixin: () => ({ trace: traceIdHere() }) },
   { write: (line: string) => lines.push(JSON.parse(line) as (typeof lines)[number]) },
@@ -57,8 +58,8 @@ afterAll(async () => {
 const traceIdOf = (n: number) => n.toString(16).padStart(32, '0');
 
 /**
- * POSTs `{name}` under a sampled traceparent, its body sent in two parts 30 ms apart, so that
- * the parser finishes in a later read of the socket than the one that began the request.
+ * POSTs `{name}` under a sampled traceparent, its body sent in two parts 30 ms apart: the handler
+ * runs after a later read of the socket than the one that began the request.
  */
 function post(name: string, traceId: string, signal?: AbortSignal): Promise<number> {
   const body = Buffer.from(JSON.stringify({ name, pad: 'x'.repeat(20) }));

@@ -11,9 +11,9 @@ interface Waiting {
  * One Tenant's lookups asked in one turn of the event loop go to `resolve` as one call (up to
  * `maxQueries` queries a call; a request is never split), and each request gets its own answers
  * back in order. While `maxInFlight` calls are out, lookups wait for one to come back and then go
- * together (one call per Tenant, as in a turn). Under load this turns one call to the contacts service per request into one per
- * Tenant per turn, or per returning call. A call that fails fails every request in it, each as it
- * would have alone.
+ * together (one call per Tenant, as in a turn). Under load this turns one call to the contacts
+ * service per request into one per Tenant per turn, or per returning call. A call that fails
+ * fails every request in it, each as it would have alone.
  */
 export function coalescedIdentityResolver(
   resolve: IdentityResolver,

@@ -1,4 +1,4 @@
-import { postgresTimestamp, withStatement, type Pool } from '@herald/db';
+import { postgresTimestamp, sqlState, withStatement, type Pool } from '@herald/db';
 import type { Link } from '@herald/telemetry';
 import type { NewEvent } from './events-repository.js';
 
@@ -18,7 +18,7 @@ export interface BatchEvent {
   messageTail: string;
 }
 
-/** One request's transaction, as the batch function takes it (see 006_record_batch_lost_claims.sql). */
+/** One request's transaction, as the batch functions take it (migrations 006 and 007). */
 export interface BatchRequest {
   tenantId: string;
   /** contactLockKey of each Contact its Events to record name: distinct, sorted. */
@@ -85,16 +85,40 @@ function joined(values: readonly (string | null)[]): string {
 const split = (param: string, type: string) =>
   `string_to_array(${param}::text, chr(1), chr(2))::${type}[]`;
 
-// A named statement: each connection parses and plans the call once, then only binds it.
-const STATEMENT = {
-  name: 'events.record_events_batch.3',
-  text: `select * from record_events_batch($1::float8, $2::boolean, $3::text, $4::int4[],
+const call = (fn: string) =>
+  `select * from ${fn}($1::float8, $2::boolean, $3::text, $4::int4[],
     $5::int4[], $6::uuid[], $7::jsonb[], $8::int4[], $9::int4[], $10::int4[], $11::int4[],
     $12::bigint[], ${split('$13', 'uuid')}, $14::boolean[], ${split('$15', 'text')},
     ${split('$16', 'uuid')}, ${split('$17', 'uuid')}, ${split('$18', 'uuid')}, $19::text[],
     $20::text[], ${split('$21', 'timestamptz')}, $22::text[], ${split('$23', 'text')},
-    $24::text[], ${split('$25', 'text')}, ${split('$26', 'text')})`,
+    $24::text[], ${split('$25', 'text')}, ${split('$26', 'text')})`;
+
+/**
+ * The two batch functions, same arguments and same answer, as named statements: each connection
+ * parses and plans a call once, then only binds it.
+ */
+export const BATCH_STATEMENTS = {
+  /** The whole batch in a few statements, no subtransaction per request (migration 007). */
+  atOnce: {
+    name: 'events.record_events_batch_at_once.1',
+    text: call('record_events_batch_at_once'),
+  },
+  /**
+   * Each request in its own subtransaction (migration 006): after the call at once failed, it
+   * finds the request that fails and records the others, in one transaction still.
+   */
+  eachApart: { name: 'events.record_events_batch.3', text: call('record_events_batch') },
 };
+
+/**
+ * Failures that are the batch's, not one request's: record_events_batch raises them too (Node
+ * runs the batch again, or answers as for one request), so running it after them is no use.
+ */
+function failsAnyBatch(code: string): boolean {
+  return (
+    code === '40001' || code === '40P01' || ['53', '57', '58', 'XX'].includes(code.slice(0, 2))
+  );
+}
 
 /**
  * The advisory lock of a dedupKey in its Tenant, as two int4 (their own lock space, apart from
@@ -125,18 +149,11 @@ function batchKeyLocks(requests: readonly BatchRequest[]): [number[], number[]] 
   return [sorted.map((l) => l[0]), sorted.map((l) => l[1])];
 }
 
-/**
- * Writes the transactions of several requests in one call and one transaction: each request in
- * its own subtransaction, all or nothing, whatever its neighbours do. `wait`: wait for the
- * Contacts' locks (a request run alone) instead of answering 'busy'. `links`: the sampled
- * requests' spans, which its `db.transaction` span links to. Throws when the whole batch failed
- * (nothing of it was written): a timeout, a deadlock, a lost connection.
- */
-export async function recordBatch(
-  pool: Pool,
+/** The batch functions' arguments, in order, for either statement of BATCH_STATEMENTS. */
+export function batchValues(
   requests: readonly BatchRequest[],
-  options: { windowMs: number; wait: boolean; topic: string; links?: Link[] | undefined },
-): Promise<BatchResult> {
+  options: { windowMs: number; wait: boolean; topic: string },
+): unknown[] {
   const [keyHi, keyLo] = batchKeyLocks(requests);
   const l: string[] = [];
   const cContact: string[] = [];
@@ -178,39 +195,59 @@ export async function recordBatch(
       e.msgTail.push(messageTail);
     }
   }
-  const query = {
-    ...STATEMENT,
-    values: [
-      options.windowMs / 1000,
-      options.wait,
-      options.topic,
-      keyHi,
-      keyLo,
-      requests.map((r) => r.tenantId),
-      requests.map((r) => r.headers),
-      requests.map((r) => r.lockKeys.length),
-      requests.map((r) => r.contacts.length),
-      requests.map((r) => r.claims.length),
-      requests.map((r) => r.events.length),
-      l,
-      joined(cContact),
-      cCandidate,
-      joined(kHash),
-      joined(kEvent),
-      joined(e.id),
-      joined(e.contact),
-      e.org,
-      e.name,
-      joined(e.occurred),
-      e.dedup,
-      joined(e.properties),
-      e.msgKey,
-      joined(e.msgHead),
-      joined(e.msgTail),
-    ],
-  };
-  const { rows } = await withStatement(pool, (client) => client.query<ResultRow>(query), {
-    links: options.links,
+  return [
+    options.windowMs / 1000,
+    options.wait,
+    options.topic,
+    keyHi,
+    keyLo,
+    requests.map((r) => r.tenantId),
+    requests.map((r) => r.headers),
+    requests.map((r) => r.lockKeys.length),
+    requests.map((r) => r.contacts.length),
+    requests.map((r) => r.claims.length),
+    requests.map((r) => r.events.length),
+    l,
+    joined(cContact),
+    cCandidate,
+    joined(kHash),
+    joined(kEvent),
+    joined(e.id),
+    joined(e.contact),
+    e.org,
+    e.name,
+    joined(e.occurred),
+    e.dedup,
+    joined(e.properties),
+    e.msgKey,
+    joined(e.msgHead),
+    joined(e.msgTail),
+  ];
+}
+
+/**
+ * Writes the transactions of several requests in one call and one transaction, each all or
+ * nothing whatever its neighbours do: the whole batch at once, and only when that fails, each
+ * request in its own subtransaction, so that the failing one fails alone. `wait`: wait for the
+ * Contacts' locks (a request run alone) instead of answering 'busy'. `links`: the sampled
+ * requests' spans, which its `db.transaction` span links to. Throws when the whole batch failed
+ * (nothing of it was written): a timeout, a deadlock, a lost connection.
+ */
+export async function recordBatch(
+  pool: Pool,
+  requests: readonly BatchRequest[],
+  options: { windowMs: number; wait: boolean; topic: string; links?: Link[] | undefined },
+): Promise<BatchResult> {
+  const values = batchValues(requests, options);
+  const run = (statement: { name: string; text: string }) =>
+    withStatement(pool, (client) => client.query<ResultRow>({ ...statement, values }), {
+      links: options.links,
+    });
+  // A failure of the call at once wrote nothing: the same batch then runs request by request.
+  const { rows } = await run(BATCH_STATEMENTS.atOnce).catch((err: unknown) => {
+    const code = sqlState(err);
+    if (code === undefined || failsAnyBatch(code)) throw err;
+    return run(BATCH_STATEMENTS.eachApart);
   });
   const done = rows[rows.length - 1];
   if (done?.o_status !== 'done' || rows.length !== requests.length + 1) {

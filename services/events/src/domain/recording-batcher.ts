@@ -41,7 +41,7 @@ type BatchOutcome = (
 
 /**
  * Group commit of recordings (createGroupCommit): concurrent requests' transactions go to
- * PostgreSQL together, in one record_events_batch call per batch, weighed by their Events.
+ * PostgreSQL together, in one call per batch (recordBatch), weighed by their Events.
  * A request whose Contact's erasure lock was taken comes back 'busy' and runs again by itself,
  * waiting for the erasure; a statement timeout answers 503.
  */

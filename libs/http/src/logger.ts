@@ -85,10 +85,15 @@ function routePattern(req: Request): string | undefined {
   return typeof route?.path === 'string' ? `${req.baseUrl}${route.path}` : undefined;
 }
 
+/** What the request log says of a request whose caller went away before it was answered. */
+const CLIENT_CLOSED_REQUEST = 499;
+
 /**
  * One JSON line per answer, written when the response closes (sent, or the connection dropped):
  * `req.id`, `req.method`, `route`, `res.statusCode`, `responseTime` (ms) and `msg`
- * (`GET 200`); a 5xx adds `err`. The process logger writes it directly: no child logger is
+ * (`GET 200`); a 5xx adds `err`. A request whose caller went away before anything was sent
+ * reads 499, as in nginx's logs: the handler may still have finished its work (a resent
+ * request with the same dedupKey is then recorded once). The process logger writes it directly: no child logger is
  * built per request, as nothing logs through one; handlers that log take the request id from
  * `res.locals.requestId`.
  *
@@ -108,7 +113,9 @@ export function requestLog(logger: Logger, options: RequestLogOptions = {}): Req
     const start = Date.now();
     res.once('close', () => {
       const responseTime = Date.now() - start;
-      const statusCode = res.statusCode;
+      // Nothing sent yet: the caller went away before its answer. res.statusCode would still
+      // read 200, its default, so the line takes nginx's 499 (client closed request) instead.
+      const statusCode = res.headersSent ? res.statusCode : CLIENT_CLOSED_REQUEST;
       if (internal && statusCode < 400 && responseTime < slowInternalMs) return;
       const line: Record<string, unknown> = {
         req: { id, method: req.method },

@@ -85,6 +85,28 @@ describe('createHttpApp', () => {
     expect(JSON.stringify(entry)).not.toContain('someone@example.com');
   });
 
+  it('when the caller goes away before the answer, then the log line reads 499, not the default 200', async () => {
+    const url = await start();
+    const entered = new Promise<void>((resolve) => (slowEntered = resolve));
+    const abort = new AbortController();
+    const gone = fetch(`${url}/slow`, {
+      headers: { 'x-request-id': 'gone' },
+      signal: abort.signal,
+    }).catch(() => 'aborted');
+    await entered;
+    abort.abort();
+    expect(await gone).toBe('aborted');
+    const deadline = Date.now() + 5_000;
+    while (!lines.some((l) => l.includes('"gone"')) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const entry = lines.map((l) => JSON.parse(l)).find((l) => l.req?.id === 'gone');
+    expect(entry).toMatchObject({ route: '/slow', res: { statusCode: 499 }, msg: 'GET 499' });
+    // The handler still answers into the closed connection; no second line is written.
+    await new Promise((r) => setTimeout(r, 350));
+    expect(lines.filter((l) => l.includes('"gone"'))).toHaveLength(1);
+  });
+
   it('when a request is served, then the log line has the route pattern, status, response time and message', async () => {
     const url = await start();
     await fetch(`${url}/echo`, {

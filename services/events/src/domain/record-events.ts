@@ -218,7 +218,8 @@ function transactionOf(
   const lockKeys = new Set<string>();
   const contacts = new Map<string, boolean>();
   for (const { contactId } of candidates) {
-    if (contactId === null) continue;
+    // Once per Contact: its lock key is a SHA-256, and an array names a Contact many times.
+    if (contactId === null || contacts.has(contactId)) continue;
     contacts.set(contactId, true);
     lockKeys.add(contactLockKey(tenantId, contactId));
   }

@@ -92,10 +92,9 @@ const CLIENT_CLOSED_REQUEST = 499;
  * One JSON line per answer, written when the response closes (sent, or the connection dropped):
  * `req.id`, `req.method`, `route`, `res.statusCode`, `responseTime` (ms) and `msg`
  * (`GET 200`); a 5xx adds `err`. A request whose caller went away before anything was sent
- * reads 499, as in nginx's logs: the handler may still have finished its work (a resent
- * request with the same dedupKey is then recorded once). The process logger writes it directly: no child logger is
- * built per request, as nothing logs through one; handlers that log take the request id from
- * `res.locals.requestId`.
+ * reads 499, as in nginx's logs (its handler may still have done its work). The process logger
+ * writes it directly: no child logger is built per request, as nothing logs through one;
+ * handlers that log take the request id from `res.locals.requestId`.
  *
  * Service-to-service calls (`/internal/...`) are many per public request and uneventful when
  * they succeed quickly, so only their errors and slow answers are logged.

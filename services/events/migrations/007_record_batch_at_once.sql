@@ -1,7 +1,7 @@
 -- record_events_batch_at_once: what record_events_batch (006) does, with the same arguments and
 -- the same answer, but for the whole batch at once: one statement per table instead of one per
--- request, and no subtransaction per request. 006 ran four statements and a subtransaction for
--- each request, which was most of PostgreSQL's work per single Event.
+-- request, and no subtransaction per request. With 20 single-Event requests per batch PostgreSQL
+-- runs about 1.5 times as many batches per second this way; with a handful, about as many.
 -- Without subtransactions, any error fails the whole call and nothing of it is written; the caller
 -- then runs the same batch through record_events_batch, which keeps each request's failure its
 -- own. Requests that come back 'busy' or 'refused' write nothing, as in 006.

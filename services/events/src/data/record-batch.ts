@@ -1,4 +1,4 @@
-import { postgresTimestamp, sqlState, withStatement, type Pool } from '@herald/db';
+import { RETRYABLE, postgresTimestamp, sqlState, withStatement, type Pool } from '@herald/db';
 import type { Link } from '@herald/telemetry';
 import type { NewEvent } from './events-repository.js';
 
@@ -116,7 +116,9 @@ export const BATCH_STATEMENTS = {
  */
 function failsAnyBatch(code: string): boolean {
   return (
-    code === '40001' || code === '40P01' || ['53', '57', '58', 'XX'].includes(code.slice(0, 2))
+    code === RETRYABLE.deadlock ||
+    code === RETRYABLE.serializationFailure ||
+    ['53', '57', '58', 'XX'].includes(code.slice(0, 2))
   );
 }
 

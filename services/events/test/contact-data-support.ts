@@ -13,6 +13,7 @@ import {
   setGroupOffsetsToEnd,
   TEST_POSTGRES_URL,
 } from '@herald/testing';
+import type { ContactIdentityMessage } from '../src/relay/contact-identities-consumer.js';
 import { mountInternalRoutes } from '../src/routes/internal.js';
 
 export const SERVER_URL = TEST_POSTGRES_URL;
@@ -285,5 +286,48 @@ export async function watchTopics(topics: readonly string[]): Promise<TopicWatch
       });
     },
     stop: () => consumer.disconnect(),
+  };
+}
+
+/** A contact.updated message as the contacts service writes it, for the identity projection. */
+export function contactSnapshotMessage(
+  tenantId: string,
+  contactId: string,
+  updatedAt: string,
+  externalId?: string,
+): ContactIdentityMessage {
+  return {
+    topic: TOPICS.contactsChanged,
+    key: contactId,
+    value: JSON.stringify({
+      version: 1,
+      type: 'contact.updated',
+      messageId: randomUUID(),
+      tenantId,
+      occurredAt: updatedAt,
+      contact: {
+        id: contactId,
+        ...(externalId === undefined ? {} : { externalId }),
+        email: 'someone@example.com',
+        createdAt: '2026-11-01T10:00:00.000Z',
+        updatedAt,
+      },
+    }),
+  };
+}
+
+/** A contact.erased message as the contacts service writes it. */
+export function contactErasedMessage(tenantId: string, contactId: string): ContactIdentityMessage {
+  return {
+    topic: TOPICS.contactsErased,
+    key: contactId,
+    value: JSON.stringify({
+      version: 1,
+      type: 'contact.erased',
+      messageId: randomUUID(),
+      tenantId,
+      contactId,
+      occurredAt: '2026-11-22T10:00:00.000Z',
+    }),
   };
 }

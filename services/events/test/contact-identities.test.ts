@@ -13,7 +13,14 @@ import { externalIdDigest } from '../src/data/contact-identities.js';
 import type { IdentityQuery, IdentityResolver } from '../src/domain/identities.js';
 import { applyContactIdentityMessage } from '../src/relay/contact-identities-consumer.js';
 import { startRelayProcess, type RelayProcess } from '../src/relay/relay-process.js';
-import { databaseUrl, KAFKA_BROKERS, silentLogger, testPool } from './contact-data-support.js';
+import {
+  contactErasedMessage,
+  contactSnapshotMessage,
+  databaseUrl,
+  KAFKA_BROKERS,
+  silentLogger,
+  testPool,
+} from './contact-data-support.js';
 import {
   SERVICE_TOKEN,
   startEventsService,
@@ -340,41 +347,8 @@ describe('erasure', () => {
 });
 
 describe('replays and reordering', () => {
-  const snapshot = (
-    tenantId: string,
-    contactId: string,
-    updatedAt: string,
-    externalId?: string,
-  ) => ({
-    topic: TOPICS.contactsChanged,
-    key: contactId,
-    value: JSON.stringify({
-      version: 1,
-      type: 'contact.updated',
-      messageId: randomUUID(),
-      tenantId,
-      occurredAt: updatedAt,
-      contact: {
-        id: contactId,
-        ...(externalId === undefined ? {} : { externalId }),
-        email: 'someone@example.com',
-        createdAt: '2026-11-20T10:00:00.000Z',
-        updatedAt,
-      },
-    }),
-  });
-  const erasedMessage = (tenantId: string, contactId: string) => ({
-    topic: TOPICS.contactsErased,
-    key: contactId,
-    value: JSON.stringify({
-      version: 1,
-      type: 'contact.erased',
-      messageId: randomUUID(),
-      tenantId,
-      contactId,
-      occurredAt: '2026-11-22T10:00:00.000Z',
-    }),
-  });
+  const snapshot = contactSnapshotMessage;
+  const erasedMessage = contactErasedMessage;
   const noFallback: IdentityResolver = () => Promise.reject(new Error('contacts was asked'));
   const resolveLocally = projectedIdentityResolver({ pool, fallback: noFallback });
 

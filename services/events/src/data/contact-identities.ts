@@ -136,31 +136,47 @@ export function coalescedIdentityLookup(db: Queryable): IdentityLookup {
   };
 }
 
+/** A Contact's snapshot as the projection keeps it. */
+export interface ContactIdentitySnapshot {
+  tenantId: string;
+  contactId: string;
+  externalId: string | null;
+  updatedAt: string;
+}
+
 /**
- * Applies a Contact's snapshot. Idempotent and order-proof: a snapshot older than the one applied
- * changes nothing, an externalId once stored is kept (the contacts service only ever adds one),
- * and an erased Contact stays erased.
+ * Applies Contacts' snapshots, all in one statement. Idempotent and order-proof: a snapshot older
+ * than the one applied changes nothing, an externalId once stored is kept (the contacts service
+ * only ever adds one), and an erased Contact stays erased. No Contact may appear twice: one
+ * statement cannot update a row twice (PostgreSQL refuses it), so a caller with more snapshots of
+ * one Contact applies them in calls of their own, in order.
  */
-export async function upsertContactIdentity(
+export async function upsertContactIdentities(
   db: Queryable,
-  snapshot: { tenantId: string; contactId: string; externalId: string | null; updatedAt: string },
+  snapshots: readonly ContactIdentitySnapshot[],
 ): Promise<void> {
-  await db.query(
-    `insert into contact_identities (tenant_id, contact_id, external_id_sha256, updated_at)
-     values ($1, $2, $3, $4)
+  if (snapshots.length === 0) return;
+  await db.query({
+    name: 'events.upsert-contact-identities.1',
+    text: `insert into contact_identities (tenant_id, contact_id, external_id_sha256, updated_at)
+     select s.tenant_id, s.contact_id, decode(s.digest, 'hex'), s.updated_at
+     from unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[])
+       as s(tenant_id, contact_id, digest, updated_at)
      on conflict (tenant_id, contact_id) do update
        set external_id_sha256 =
              coalesce(contact_identities.external_id_sha256, excluded.external_id_sha256),
            updated_at = excluded.updated_at
        where not contact_identities.erased
          and contact_identities.updated_at <= excluded.updated_at`,
-    [
-      snapshot.tenantId,
-      snapshot.contactId,
-      snapshot.externalId === null ? null : externalIdDigest(snapshot.externalId),
-      snapshot.updatedAt,
+    values: [
+      snapshots.map((s) => s.tenantId),
+      snapshots.map((s) => s.contactId),
+      snapshots.map((s) =>
+        s.externalId === null ? null : externalIdDigest(s.externalId).toString('hex'),
+      ),
+      snapshots.map((s) => s.updatedAt),
     ],
-  );
+  });
 }
 
 /**

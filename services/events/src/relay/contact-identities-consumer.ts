@@ -6,7 +6,8 @@ import {
   contactIdentitiesGroupId,
   eraseContactIdentity,
   eraseContactIdentityById,
-  upsertContactIdentity,
+  upsertContactIdentities,
+  type ContactIdentitySnapshot,
 } from '../data/contact-identities.js';
 
 /** The topics the projection is fed by, both keyed by Contact id. */
@@ -24,23 +25,19 @@ export interface ContactIdentityMessage {
   value: string | null;
 }
 
-/**
- * Applies one message to the projection; idempotent, and any order of one Contact's messages
- * ends in the same state (see the data functions). A message that is not what its topic's
- * schema says is skipped and reported: it can never be applied, so retrying it would stop the
- * partition for good.
- */
-export async function applyContactIdentityMessage(
-  db: Queryable,
-  message: ContactIdentityMessage,
-  logger?: Logger,
-): Promise<void> {
-  const skip = (reason: string) =>
-    logger?.warn({ topic: message.topic, reason }, 'contact identity message skipped');
+/** What one message asks of the projection. */
+type IdentityChange =
+  | { kind: 'snapshot'; snapshot: ContactIdentitySnapshot }
+  | { kind: 'erased'; tenantId: string; contactId: string }
+  /** The erasure's compaction tombstone on the changed topic: the Contact by id alone. */
+  | { kind: 'tombstone'; contactId: string }
+  | { kind: 'skip'; reason: string };
+
+function changeOf(message: ContactIdentityMessage): IdentityChange {
+  const skip = (reason: string): IdentityChange => ({ kind: 'skip', reason });
   if (message.topic === TOPICS.contactsChanged && message.value === null) {
-    // The erasure's compaction tombstone: the key is the Contact id.
     if (message.key === null || !isUuid(message.key)) return skip('tombstone without a uuid key');
-    return eraseContactIdentityById(db, message.key);
+    return { kind: 'tombstone', contactId: message.key };
   }
   let json: unknown;
   try {
@@ -52,19 +49,80 @@ export async function applyContactIdentityMessage(
     const parsed = contactChangedMessage.safeParse(json);
     if (!parsed.success) return skip('not a contact changed message');
     const { tenantId, contact } = parsed.data;
-    return upsertContactIdentity(db, {
-      tenantId,
-      contactId: contact.id,
-      externalId: contact.externalId ?? null,
-      updatedAt: contact.updatedAt,
-    });
+    return {
+      kind: 'snapshot',
+      snapshot: {
+        tenantId,
+        contactId: contact.id,
+        externalId: contact.externalId ?? null,
+        updatedAt: contact.updatedAt,
+      },
+    };
   }
   if (message.topic === TOPICS.contactsErased) {
     const parsed = contactErasedMessage.safeParse(json);
     if (!parsed.success) return skip('not a contact erased message');
-    return eraseContactIdentity(db, parsed.data.tenantId, parsed.data.contactId);
+    return { kind: 'erased', tenantId: parsed.data.tenantId, contactId: parsed.data.contactId };
   }
   return skip('unexpected topic');
+}
+
+/**
+ * Applies messages to the projection, in their order; idempotent, and any order of one Contact's
+ * messages ends in the same state (see the data functions). Snapshots in a row go as one
+ * statement, up to the first that names a Contact already among them; an erasure goes alone,
+ * after the snapshots before it. A message that is not what its topic's schema says is skipped
+ * and reported: it can never be applied, so retrying it would stop the partition for good.
+ */
+export async function applyContactIdentityMessages(
+  db: Queryable,
+  messages: readonly ContactIdentityMessage[],
+  logger?: Logger,
+): Promise<void> {
+  let snapshots: ContactIdentitySnapshot[] = [];
+  const named = new Set<string>();
+  const flush = async () => {
+    await upsertContactIdentities(db, snapshots);
+    snapshots = [];
+    named.clear();
+  };
+  for (const message of messages) {
+    const change = changeOf(message);
+    switch (change.kind) {
+      case 'skip':
+        logger?.warn(
+          { topic: message.topic, reason: change.reason },
+          'contact identity message skipped',
+        );
+        break;
+      case 'snapshot': {
+        const { tenantId, contactId } = change.snapshot;
+        const key = `${tenantId}:${contactId}`.toLowerCase();
+        if (named.has(key)) await flush();
+        snapshots.push(change.snapshot);
+        named.add(key);
+        break;
+      }
+      case 'erased':
+        await flush();
+        await eraseContactIdentity(db, change.tenantId, change.contactId);
+        break;
+      case 'tombstone':
+        await flush();
+        await eraseContactIdentityById(db, change.contactId);
+        break;
+    }
+  }
+  await flush();
+}
+
+/** One message, as applyContactIdentityMessages applies it. */
+export function applyContactIdentityMessage(
+  db: Queryable,
+  message: ContactIdentityMessage,
+  logger?: Logger,
+): Promise<void> {
+  return applyContactIdentityMessages(db, [message], logger);
 }
 
 /** The longest shutdown waits for the consumer to leave its group. */
@@ -110,19 +168,17 @@ export function startContactIdentitiesConsumer(
     // After stop the pool may be gone: nothing is applied (or committed), the next owner reads it.
     if (stopped || batch.messages.length === 0 || !payload.isRunning()) return;
     // One transaction per batch: in partition order, all applied or none (then retried).
-    await withTransaction(pool, async (client) => {
-      for (const m of batch.messages) {
-        await applyContactIdentityMessage(
-          client,
-          {
-            topic: batch.topic,
-            key: m.key === null ? null : m.key.toString('utf8'),
-            value: m.value === null ? null : m.value.toString('utf8'),
-          },
-          logger,
-        );
-      }
-    });
+    await withTransaction(pool, (client) =>
+      applyContactIdentityMessages(
+        client,
+        batch.messages.map((m) => ({
+          topic: batch.topic,
+          key: m.key === null ? null : m.key.toString('utf8'),
+          value: m.value === null ? null : m.value.toString('utf8'),
+        })),
+        logger,
+      ),
+    );
     payload.resolveOffset(batch.lastOffset());
     await payload.heartbeat();
   };

@@ -7,6 +7,7 @@ import {
   keepOwnTraceContext,
   propagation,
   trace,
+  withSampledMessages,
   type Attributes,
 } from '@herald/telemetry';
 import { ROOT_CONTEXT, TraceFlags, type SpanContext } from '@opentelemetry/api';
@@ -140,18 +141,22 @@ export function createBatchPublisher(
   // loaded) makes each message's producer span a child of it and replaces the stored traceparent
   // header with that span's, except on the messages of requests that were not sampled: those
   // keep the context they were stored with, so that their consumers never continue another
-  // request's trace. Without the instrumentation the stored header goes out as enqueued.
+  // request's trace, and Herald's parent-based sampler records no producer span for them (at a
+  // production ratio nearly every batch holds a sampled request). Without the instrumentation
+  // the stored header goes out as enqueued.
   // A batch with no sampled request gets no span and sends with tracing suppressed: its
   // messages' producer spans would be recorded nowhere, and building one per message was a
   // tenth of the relay's CPU.
   function publishSpan<T>(batch: readonly OutboxRow[], fn: () => Promise<T>): Promise<T> {
     const placement = batchSpanPlacement(sampledOrigins(batch));
     if (placement === undefined) return context.with(suppressTracing(context.active()), fn);
+    const sampled: OutboxRow[] = [];
     for (const row of batch) {
       const traceparent = row.headers.traceparent;
       if (traceparent === undefined || unsampled(traceparent)) keepOwnTraceContext(row.headers);
+      else sampled.push(row);
     }
-    const unsuppressed = unsuppressTracing(context.active());
+    const unsuppressed = withSampledMessages(unsuppressTracing(context.active()), sampled);
     const { links, parent } = placement;
     return tracer.startActiveSpan(
       'outbox publish',

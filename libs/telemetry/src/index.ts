@@ -52,7 +52,7 @@ export {
   type UpDownCounter,
 } from '@opentelemetry/api';
 export { batchSpanPlacement } from './batch-span.js';
-export { keepOwnTraceContext } from './message-trace.js';
+export { keepOwnTraceContext, withSampledMessages } from './message-trace.js';
 export {
   isTelemetryDisabled,
   metricsEndpoint,

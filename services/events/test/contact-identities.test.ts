@@ -11,7 +11,10 @@ import { projectedIdentityResolver } from '../src/clients/projected-identity-res
 import { loadRelayConfig } from '../src/config.js';
 import { externalIdDigest } from '../src/data/contact-identities.js';
 import type { IdentityQuery, IdentityResolver } from '../src/domain/identities.js';
-import { applyContactIdentityMessage } from '../src/relay/contact-identities-consumer.js';
+import {
+  applyContactIdentityMessages,
+  type ContactIdentityMessage,
+} from '../src/relay/contact-identities-consumer.js';
 import { startRelayProcess, type RelayProcess } from '../src/relay/relay-process.js';
 import {
   contactErasedMessage,
@@ -348,6 +351,8 @@ describe('erasure', () => {
 
 describe('replays and reordering', () => {
   const snapshot = contactSnapshotMessage;
+  const applyMessage = (message: ContactIdentityMessage) =>
+    applyContactIdentityMessages(pool, [message]);
   const erasedMessage = contactErasedMessage;
   const noFallback: IdentityResolver = () => Promise.reject(new Error('contacts was asked'));
   const resolveLocally = projectedIdentityResolver({ pool, fallback: noFallback });
@@ -358,10 +363,10 @@ describe('replays and reordering', () => {
     const older = snapshot(tenantId, contactId, '2026-11-20T10:00:00.000Z');
     const newer = snapshot(tenantId, contactId, '2026-11-21T10:00:00.000Z', 'ext-1');
 
-    await applyContactIdentityMessage(pool, newer);
+    await applyMessage(newer);
     const afterNewer = await projected(tenantId, contactId);
-    await applyContactIdentityMessage(pool, older);
-    await applyContactIdentityMessage(pool, newer);
+    await applyMessage(older);
+    await applyMessage(newer);
 
     expect(await projected(tenantId, contactId)).toEqual(afterNewer);
     expect(afterNewer?.updated_at?.toISOString()).toBe('2026-11-21T10:00:00.000Z');
@@ -377,14 +382,11 @@ describe('replays and reordering', () => {
     const tenantId = randomUUID();
     const contactId = randomUUID();
     const other = randomUUID();
-    await applyContactIdentityMessage(pool, erasedMessage(tenantId, contactId));
-    await applyContactIdentityMessage(
-      pool,
-      snapshot(tenantId, contactId, '2026-11-23T10:00:00.000Z', 'ext-2'),
-    );
+    await applyMessage(erasedMessage(tenantId, contactId));
+    await applyMessage(snapshot(tenantId, contactId, '2026-11-23T10:00:00.000Z', 'ext-2'));
     // The compaction tombstone names the Contact by id alone.
-    await applyContactIdentityMessage(pool, snapshot(tenantId, other, '2026-11-23T10:00:00.000Z'));
-    await applyContactIdentityMessage(pool, {
+    await applyMessage(snapshot(tenantId, other, '2026-11-23T10:00:00.000Z'));
+    await applyMessage({
       topic: TOPICS.contactsChanged,
       key: other,
       value: null,
@@ -407,8 +409,8 @@ describe('replays and reordering', () => {
   test('when two live Contacts carry one externalId (an erasure not seen yet), then it is not answered here', async () => {
     const tenantId = randomUUID();
     const [a, b] = [randomUUID(), randomUUID()];
-    await applyContactIdentityMessage(pool, snapshot(tenantId, a, '2026-11-20T10:00:00.000Z', 'x'));
-    await applyContactIdentityMessage(pool, snapshot(tenantId, b, '2026-11-21T10:00:00.000Z', 'x'));
+    await applyMessage(snapshot(tenantId, a, '2026-11-20T10:00:00.000Z', 'x'));
+    await applyMessage(snapshot(tenantId, b, '2026-11-21T10:00:00.000Z', 'x'));
 
     await expect(resolveLocally(tenantId, [{ contactExternalId: 'x' }])).rejects.toThrow(
       'contacts was asked',
@@ -418,14 +420,8 @@ describe('replays and reordering', () => {
   test('when requests of two Tenants ask in the same turn, then one statement answers both, and each only from its own Tenant', async () => {
     const [tenantA, tenantB] = [randomUUID(), randomUUID()];
     const [a, b] = [randomUUID(), randomUUID()];
-    await applyContactIdentityMessage(
-      pool,
-      snapshot(tenantA, a, '2026-11-20T10:00:00.000Z', 'same'),
-    );
-    await applyContactIdentityMessage(
-      pool,
-      snapshot(tenantB, b, '2026-11-20T10:00:00.000Z', 'same'),
-    );
+    await applyMessage(snapshot(tenantA, a, '2026-11-20T10:00:00.000Z', 'same'));
+    await applyMessage(snapshot(tenantB, b, '2026-11-20T10:00:00.000Z', 'same'));
     const asked: Array<{ tenantId: string; queries: IdentityQuery[] }> = [];
     let statements = 0;
     const counted = {
@@ -459,10 +455,7 @@ describe('replays and reordering', () => {
   test('when one turn asks for a Contact by id twice and by its externalId, then each asker gets it, and contact_identities is read only through its indexes', async () => {
     const tenantId = randomUUID();
     const contactId = randomUUID();
-    await applyContactIdentityMessage(
-      pool,
-      snapshot(tenantId, contactId, '2026-11-20T10:00:00.000Z', 'asked-twice'),
-    );
+    await applyMessage(snapshot(tenantId, contactId, '2026-11-20T10:00:00.000Z', 'asked-twice'));
     const statements: Array<{ text: string; values: unknown[] }> = [];
     const recorded = {
       query: (config: { text: string; values: unknown[] }) => {

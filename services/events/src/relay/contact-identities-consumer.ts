@@ -116,15 +116,6 @@ export async function applyContactIdentityMessages(
   await flush();
 }
 
-/** One message, as applyContactIdentityMessages applies it. */
-export function applyContactIdentityMessage(
-  db: Queryable,
-  message: ContactIdentityMessage,
-  logger?: Logger,
-): Promise<void> {
-  return applyContactIdentityMessages(db, [message], logger);
-}
-
 /** The longest shutdown waits for the consumer to leave its group. */
 const STOP_WAIT_MS = 5_000;
 

@@ -27,6 +27,15 @@ export interface PoolOptions {
   /** A request waiting longer than this for a connection fails fast (503) instead of hanging. */
   connectionTimeoutMillis?: number;
   statementTimeoutMillis?: number;
+  /**
+   * Plan each prepared statement once per connection, for any values (PostgreSQL's
+   * `plan_cache_mode = force_generic_plan`), statements inside PL/pgSQL functions included.
+   * Left to itself PostgreSQL plans a named statement again for every call's values whenever
+   * those plans look cheaper than the one for any values, which a statement given arrays to
+   * `unnest` does for ever: it then spends longer planning than running. Only for a pool whose
+   * statements find rows by keys, where the values cannot change the best plan.
+   */
+  planOnce?: boolean;
 }
 
 /**
@@ -42,6 +51,7 @@ export function createPool(options: PoolOptions): Pool {
     max,
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
     statement_timeout: options.statementTimeoutMillis ?? 10_000,
+    ...(options.planOnce ? { options: '-c plan_cache_mode=force_generic_plan' } : {}),
     idleTimeoutMillis: 30_000,
   });
   // An idle client losing its connection (database restart) must not crash the process;

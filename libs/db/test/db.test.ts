@@ -295,6 +295,49 @@ describe('withStatement', () => {
   });
 });
 
+describe('createPool planOnce', () => {
+  /** How ten calls of a named statement that unnests an array were planned, on one connection. */
+  async function plansOfTenCalls(planOnce: boolean) {
+    const one = createPool({
+      connectionString: databaseUrl(),
+      applicationName: 'db-lib-plans',
+      max: 1,
+      planOnce,
+    });
+    try {
+      await one.query('create table if not exists keyed (id int primary key, label text)');
+      for (let i = 0; i < 10; i++) {
+        await one.query({
+          name: 'db-lib-test.keyed-lookup',
+          text: 'select k.id, k.label from keyed k where k.id in (select * from unnest($1::int[]))',
+          values: [[i, i + 1, i + 2]],
+        });
+      }
+      const { rows } = await one.query(
+        `select current_setting('plan_cache_mode') as mode, generic_plans::int, custom_plans::int
+         from pg_prepared_statements where name = 'db-lib-test.keyed-lookup'`,
+      );
+      return rows[0] as { mode: string; generic_plans: number; custom_plans: number };
+    } finally {
+      await one.end();
+    }
+  }
+
+  it('when set, then every call runs the one plan made for any values', async () => {
+    expect(await plansOfTenCalls(true)).toEqual({
+      mode: 'force_generic_plan',
+      generic_plans: 10,
+      custom_plans: 0,
+    });
+  });
+
+  it("when left out, then PostgreSQL plans the statement again for each of the first calls' values at least", async () => {
+    const plans = await plansOfTenCalls(false);
+    expect(plans.mode).toBe('auto');
+    expect(plans.custom_plans).toBeGreaterThanOrEqual(5);
+  });
+});
+
 describe('pingDatabase', () => {
   /** One connection: a query on it leaves none for the ping. */
   const poolOfOne = () =>

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import { chartSize, chartSvg, renderPng } from './chart.mjs';
 import { chartData as eventIdsChart } from './event-ids.mjs';
+import { MEASUREMENTS } from './events.mjs';
 import { chartData as tokenExchangeChart } from './token-exchange.mjs';
 
 /** The distinct RGB colours of RGBA pixels. */
@@ -85,6 +86,24 @@ test('the chart is a PNG of the expected size with content, naming every measure
   for (const rgb of [0x2e9e4f, 0xd03b3b, 0x5b7fc7]) {
     assert.ok(colours.has(rgb), `colour #${rgb.toString(16)} is drawn`);
   }
+});
+
+test("every events measurement's label is drawn whole, right of the picture's left edge", async () => {
+  const svg = chartSvg({
+    title: 'labels',
+    subtitle: 'every events measurement',
+    measurements: MEASUREMENTS.map((m) =>
+      row(m.name, m.label, m.group, { unit: 'req/s', value: 1000 }, 10),
+    ),
+  });
+  const { width, height, pixels } = await renderPng(svg);
+  // A label too long for its column runs off the left edge: its glyphs would touch column 0.
+  const inked = [];
+  for (let y = 0; y < height; y++) {
+    const i = y * width * 4;
+    if ((pixels[i] << 16) + (pixels[i + 1] << 8) + pixels[i + 2] !== 0xffffff) inked.push(y);
+  }
+  assert.deepEqual(inked, [], 'rows with ink in the leftmost column');
 });
 
 test("the token exchange benchmark's results draw as a chart with every measurement, the hash as its floor", async () => {

@@ -57,7 +57,7 @@ export const MEASUREMENTS = [
     // Against single-contact-id, minutes and three other routes earlier, it also read how far
     // this shared machine had drifted meanwhile (0.75 to 1.14 in runs changing nothing).
     name: 'untraced-contact-id',
-    label: 'single Event, by-contact-id, untraced beside traced',
+    label: 'single Event, by-contact-id, untraced',
     group: 'service',
     kind: 'events',
     route: 'by-contact-id',

@@ -18,6 +18,8 @@ import { manifest } from './service.js';
 
 export interface ContactsAppDeps {
   pool: Pool;
+  /** The internal identity lookups' own pool, created with `planOnce`. */
+  identityPool: Pool;
   logger: Logger;
   /** Tokens, rate budgets and subscription state of the public routes. */
   policy: ApiPolicy;

@@ -46,6 +46,11 @@ export const configSchema = z
     ...httpServerEnv(DEFAULT_PORT),
     ...setupEnv,
     DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
+    /**
+     * The identity lookups' own connections per replica (the events service's resolve calls), on
+     * top of DATABASE_POOL_MAX: their statements are planned once per connection there.
+     */
+    IDENTITY_LOOKUP_POOL_MAX: z.coerce.number().int().min(1).max(100).default(4),
     ...adminTokenEnv,
     /** Its own token for the services it calls; who may call its internal route. */
     ...serviceTokenEnv,

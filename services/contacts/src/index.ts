@@ -9,6 +9,7 @@ import { startPublicApi } from '@herald/policy';
 import { redisFromConfig } from '@herald/redis';
 import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
+import { createIdentityLookupPool } from './data/identity-lookup-pool.js';
 import { loadContactsConfig } from './config.js';
 import { manifest } from './service.js';
 
@@ -21,10 +22,12 @@ const pool = createPool({
   applicationName: 'herald-contacts',
   max: config.DATABASE_POOL_MAX,
 });
+const identityPool = createIdentityLookupPool(database, config.IDENTITY_LOOKUP_POOL_MAX);
 const redis = redisFromConfig(config, { logger });
 const publicApi = await startPublicApi(config, { redis, logger });
 const app = createApp({
   pool,
+  identityPool,
   logger,
   policy: publicApi.policy,
   adminToken: config.ADMIN_TOKEN,
@@ -61,7 +64,7 @@ await startServer(app, {
     () => Promise.resolve(publicApi.stop()),
     () => redis.close(),
     () => producer.disconnect(),
-    () => pool.end(),
+    () => Promise.all([pool.end(), identityPool.end()]),
     shutdownTelemetry,
   ],
 });

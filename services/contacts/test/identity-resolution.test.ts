@@ -261,9 +261,9 @@ describe('the lookups', () => {
   function recordingPool(pool: Pool) {
     const statements: Array<{ text: string; values: unknown[] }> = [];
     const recording = {
-      query: (text: string, values: unknown[]) => {
-        statements.push({ text, values });
-        return pool.query(text, values);
+      query: (config: { text: string; values: unknown[] }) => {
+        statements.push({ text: config.text, values: config.values });
+        return pool.query(config);
       },
     } as unknown as Pool;
     return { recording, statements };
@@ -312,6 +312,42 @@ describe('the lookups', () => {
     });
 
     expect(statements).toHaveLength(1);
+  });
+});
+
+describe('the identity lookups pool', () => {
+  it('when identities are resolved again and again, with arrays of every length, then each kind of lookup is planned once for any values', async () => {
+    // One connection, so the statements it prepared are the ones seen here.
+    const one = await startContactsService({ identityPoolMax: 1 });
+    try {
+      for (let n = 1; n <= 8; n += 1) {
+        const items = Array.from({ length: n }, (_, i) => [
+          { contactId: randomUUID() },
+          { contactExternalId: `ext-${n}-${i}` },
+          { contactEmail: uniqueEmail() },
+          { organizationExternalId: `org-${n}-${i}` },
+        ]).flat();
+        const res = await one.resolve({ tenantId: randomUUID(), items });
+        expect(res.status).toBe(200);
+      }
+
+      const { rows } = await one.identityPool.query<{
+        name: string;
+        generic_plans: string;
+        custom_plans: string;
+      }>(
+        `select name, generic_plans, custom_plans from pg_prepared_statements
+         where name like 'contacts.%' order by name`,
+      );
+      expect(rows.map((r) => [r.name, Number(r.generic_plans), Number(r.custom_plans)])).toEqual([
+        ['contacts.existing_organizations.1', 8, 0],
+        ['contacts.identity_emails.1', 8, 0],
+        ['contacts.identity_external_ids.1', 8, 0],
+        ['contacts.identity_ids.1', 8, 0],
+      ]);
+    } finally {
+      await one.close();
+    }
   });
 });
 

@@ -27,6 +27,7 @@ import {
   type TokenOptions,
 } from '@herald/testing';
 import { createApp, type ContactsAppDeps } from '../src/app.js';
+import { createIdentityLookupPool } from '../src/data/identity-lookup-pool.js';
 
 export const ADMIN_TOKEN = `test-admin-${randomUUID()}`;
 export const SERVICE_TOKEN = `test-service-${randomUUID()}`;
@@ -47,6 +48,8 @@ const SETUP_LOCK_ID = 7_210_332;
 export interface TestContactsService {
   url: string;
   pool: Pool;
+  /** The identity lookups' own pool, as the service creates it. */
+  identityPool: Pool;
   signer: TestTokenSigner;
   /** Tenants the operator API's `tenantExists` knows (see `newTenant`). */
   tenants: Set<string>;
@@ -69,6 +72,7 @@ export interface StartOptions {
   /** Any other app dependency (or one added later), passed to createApp as given. */
   deps?: Partial<ContactsAppDeps> & Record<string, unknown>;
   poolMax?: number;
+  identityPoolMax?: number;
   /**
    * Another disposable database (name starting with `herald_contacts_test`) for a test file
    * that runs an outbox relay, which publishes and deletes the outbox rows other files read.
@@ -109,12 +113,17 @@ export async function startContactsService(
     applicationName: 'contacts-service-test',
     max: options.poolMax ?? 10,
   });
+  const identityPool = createIdentityLookupPool(
+    { connectionString: `${TEST_POSTGRES_URL}/${database}`, ssl: false },
+    options.identityPoolMax ?? 4,
+  );
   const signer = createTestSigner();
   const logger = pino({ level: process.env.CONTACTS_TEST_LOG ?? 'silent' });
   const tenants = new Set<string>();
   const redis = createRedis({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:56379' });
   const app = createApp({
     pool,
+    identityPool,
     logger,
     policy: testApiPolicy(signer, redis, logger),
     adminToken: ADMIN_TOKEN,
@@ -133,11 +142,12 @@ export async function startContactsService(
   return {
     url: running.url,
     pool,
+    identityPool,
     signer,
     tenants,
     close: async () => {
       await running.close();
-      await pool.end();
+      await Promise.all([pool.end(), identityPool.end()]);
       await redis.close();
     },
     tokenFor,

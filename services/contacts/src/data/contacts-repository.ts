@@ -279,17 +279,21 @@ export async function hasTombstone(db: Queryable, tenantId: string, id: string):
   return rowCount === 1;
 }
 
-/** Batch lookups for identity resolution: each one index-backed, `= any($2)`. */
+/**
+ * Batch lookups for identity resolution: each one index-backed, `= any($2)`, and named, to be
+ * planned once per connection on the identity lookups' pool (identity-lookup-pool.ts).
+ */
 export async function contactIdsByIds(
   db: Queryable,
   tenantId: string,
   ids: string[],
 ): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const { rows } = await db.query<{ id: string }>(
-    'select id from contacts where tenant_id = $1 and id = any($2::uuid[])',
-    [tenantId, ids],
-  );
+  const { rows } = await db.query<{ id: string }>({
+    name: 'contacts.identity_ids.1',
+    text: 'select id from contacts where tenant_id = $1 and id = any($2::uuid[])',
+    values: [tenantId, ids],
+  });
   return new Set(rows.map((r) => r.id));
 }
 
@@ -299,10 +303,11 @@ export async function contactIdsByExternalIds(
   externalIds: string[],
 ): Promise<Map<string, string>> {
   if (externalIds.length === 0) return new Map();
-  const { rows } = await db.query<{ id: string; external_id: string }>(
-    'select id, external_id from contacts where tenant_id = $1 and external_id = any($2::text[])',
-    [tenantId, externalIds],
-  );
+  const { rows } = await db.query<{ id: string; external_id: string }>({
+    name: 'contacts.identity_external_ids.1',
+    text: 'select id, external_id from contacts where tenant_id = $1 and external_id = any($2::text[])',
+    values: [tenantId, externalIds],
+  });
   return new Map(rows.map((r) => [r.external_id, r.id]));
 }
 
@@ -312,9 +317,10 @@ export async function contactIdsByEmails(
   emails: string[],
 ): Promise<Map<string, string>> {
   if (emails.length === 0) return new Map();
-  const { rows } = await db.query<{ id: string; email_key: string }>(
-    'select id, email_key from contacts where tenant_id = $1 and email_key = any($2::text[])',
-    [tenantId, emails.map(emailKey)],
-  );
+  const { rows } = await db.query<{ id: string; email_key: string }>({
+    name: 'contacts.identity_emails.1',
+    text: 'select id, email_key from contacts where tenant_id = $1 and email_key = any($2::text[])',
+    values: [tenantId, emails.map(emailKey)],
+  });
   return new Map(rows.map((r) => [r.email_key, r.id]));
 }

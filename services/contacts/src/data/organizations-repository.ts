@@ -27,9 +27,11 @@ export async function existingOrganizations(
   externalIds: string[],
 ): Promise<Set<string>> {
   if (externalIds.length === 0) return new Set();
-  const { rows } = await db.query<{ external_id: string }>(
-    'select external_id from organizations where tenant_id = $1 and external_id = any($2::text[])',
-    [tenantId, externalIds],
-  );
+  const { rows } = await db.query<{ external_id: string }>({
+    // Named: planned once per connection on the identity lookups' pool (identity-lookup-pool.ts).
+    name: 'contacts.existing_organizations.1',
+    text: 'select external_id from organizations where tenant_id = $1 and external_id = any($2::text[])',
+    values: [tenantId, externalIds],
+  });
   return new Set(rows.map((r) => r.external_id));
 }

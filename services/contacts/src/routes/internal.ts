@@ -6,12 +6,12 @@ import type { manifest } from '../service.js';
 
 /** Routes for Herald's other services only: never routed by the public ingress. */
 export function internalHandlers(deps: {
-  pool: Pool;
+  identityPool: Pool;
 }): Pick<RouteHandlers<typeof manifest.routes>, 'resolveIdentities'> {
   return {
     resolveIdentities: async (req, res) => {
       const items = await resolveIdentities(
-        deps.pool,
+        deps.identityPool,
         parseOrThrow(resolveIdentitiesBody, req.body),
       );
       res.json({ items });

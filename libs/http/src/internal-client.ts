@@ -67,29 +67,47 @@ export function createInternalClient(options: InternalClientOptions): InternalCl
   const base = options.baseUrl.replace(/\/+$/, '');
   const url = (path: string) => `${base}${path}`;
 
-  async function send(request: InternalRequest): Promise<Response> {
-    const timeoutMs = request.timeoutMs ?? options.timeoutMs;
+  function fetchOf(request: InternalRequest, signal: AbortSignal): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${options.serviceToken}` };
     if (request.json !== undefined) headers['content-type'] = 'application/json';
     if (request.requestId !== undefined) headers[REQUEST_ID_HEADER] = request.requestId;
-    const init: RequestInit = {
+    return fetch(url(request.path), {
       method: request.method ?? 'GET',
       headers,
       ...(request.json === undefined ? {} : { body: JSON.stringify(request.json) }),
-    };
-    if (request.timeoutCovers !== 'headers') {
-      return fetch(url(request.path), { ...init, signal: AbortSignal.timeout(timeoutMs) });
-    }
+      signal,
+    });
+  }
+
+  /**
+   * Runs `use` on the answer under a timer that stops when `use` is done. A stopped timer costs
+   * nothing; AbortSignal.timeout's always fires, long after a quick answer, and makes an error
+   * and an abort event each time: on a route calling for every request, that was measurable.
+   */
+  async function withTimeout<T>(
+    request: InternalRequest,
+    use: (res: Response) => Promise<T>,
+  ): Promise<T> {
+    const timeoutMs = request.timeoutMs ?? options.timeoutMs;
     const abort = new AbortController();
     const timer = setTimeout(
       () => abort.abort(new Error(`no answer within ${timeoutMs} ms`)),
       timeoutMs,
     );
     try {
-      return await fetch(url(request.path), { ...init, signal: abort.signal });
+      return await use(await fetchOf(request, abort.signal));
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  function send(request: InternalRequest): Promise<Response> {
+    if (request.timeoutCovers === 'headers') {
+      return withTimeout(request, (res) => Promise.resolve(res));
+    }
+    // The caller reads the body after this returns, when it likes: a timer that is never
+    // stopped covers the reading too.
+    return fetchOf(request, AbortSignal.timeout(request.timeoutMs ?? options.timeoutMs));
   }
 
   const unavailable = (status: number, consequence: string) =>
@@ -100,20 +118,21 @@ export function createInternalClient(options: InternalClientOptions): InternalCl
     send,
     unavailable,
     async call(request) {
-      let res: Response;
-      let text = '';
+      let answer: InternalAnswer;
       try {
-        res = await send(request);
-        if (request.body === 'discard') await res.arrayBuffer().catch(() => undefined);
-        else text = await res.text();
+        answer = await withTimeout(request, async (res) => {
+          if (request.body !== 'discard') return { status: res.status, text: await res.text() };
+          await res.arrayBuffer().catch(() => undefined);
+          return { status: res.status, text: '' };
+        });
       } catch (err) {
         throw errors.unavailable(
           `cannot reach ${options.serviceName}; ${request.consequence}`,
           err,
         );
       }
-      if (res.status >= 500) throw unavailable(res.status, request.consequence);
-      return { status: res.status, text };
+      if (answer.status >= 500) throw unavailable(answer.status, request.consequence);
+      return answer;
     },
   };
 }

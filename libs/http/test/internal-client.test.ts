@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppError } from '@herald/errors';
@@ -129,6 +129,26 @@ describe('createInternalClient', () => {
     handler = () => {};
     const send = client({ timeoutMs: 200 }).send({ path: '/x', timeoutCovers: 'headers' });
     await expect(send).rejects.toThrow();
+  });
+
+  it('when a call has its answer, then its timer is stopped, not left to fire later', async () => {
+    handler = (_req, _body, res) => res.writeHead(200).end('{}');
+    const timeouts = jest.spyOn(AbortSignal, 'timeout');
+    const set = jest.spyOn(globalThis, 'setTimeout');
+    const cleared = jest.spyOn(globalThis, 'clearTimeout');
+    try {
+      await client({ timeoutMs: 1_234 }).call({ path: '/x', consequence: 'retry later' });
+      expect(timeouts).not.toHaveBeenCalled();
+      const timers = set.mock.calls.flatMap(([, ms], i) =>
+        ms === 1_234 ? [set.mock.results[i]!.value] : [],
+      );
+      expect(timers).toHaveLength(1);
+      expect(cleared.mock.calls.map(([timer]) => timer)).toContain(timers[0]);
+    } finally {
+      timeouts.mockRestore();
+      set.mockRestore();
+      cleared.mockRestore();
+    }
   });
 
   it('when the body is discarded, then its text is empty and only the status counts', async () => {

@@ -11,10 +11,11 @@ import { NODE_VERSION as IMAGE_NODE_VERSION } from './images/base.mjs';
 import { servicesNode } from './bench/procstat.mjs';
 import { chartSvg, renderPng } from './bench/chart.mjs';
 import * as eventIds from './bench/event-ids.mjs';
+import * as eventRows from './bench/event-rows.mjs';
 import * as events from './bench/events.mjs';
 import * as tokenExchange from './bench/token-exchange.mjs';
 
-const benchmarks = [tokenExchange, events, eventIds];
+const benchmarks = [tokenExchange, events, eventIds, eventRows];
 const names = benchmarks.map((b) => b.name);
 
 const USAGE = `Usage: npm run bench -- [${names.join('|')} ...] [--seconds N] [--warmup N]
@@ -27,8 +28,8 @@ each benchmark beside them (results-<time>-<benchmark>.png). Exits 1 when a run 
   --warmup N         unmeasured seconds before each events measurement (default 2)
   --connections N    connections (events: wrk, or SDK trackers for sdk-tracker) or requests
                      (token-exchange) in flight
-                     (default ${events.defaultConnections} for events, ${eventIds.defaultConnections} for event-ids, 8 for
-                     token-exchange)
+                     (default ${events.defaultConnections} for events, ${eventIds.defaultConnections} for event-ids and
+                     event-rows, 8 for token-exchange)
   --only LIST        run only these events measurements (comma-separated; implies events):
                      ${events.measurementNames.join(', ')}
   -h, --help         this text

@@ -57,19 +57,30 @@ function rowColor(m) {
   return COLORS.none;
 }
 
-function throughputPanel(measurements, top) {
+/** Where the floor's share asked for lies (0.2 of the 1-row floor for single Events). */
+const floorMarkOf = ({ floor, floorShare }) =>
+  finite(floor) && finite(floorShare) ? floor * floorShare : NaN;
+
+/** The largest figure a row's bar must hold: its value, target and floor mark. */
+const rowMax = (m) =>
+  Math.max(...[m.primary.value, m.primary.target, floorMarkOf(m.primary)].filter(finite), 1e-9);
+
+function throughputPanel(measurements, top, panel = {}) {
   const out = [
-    text(16, top + 22, 'Throughput: each bar on its own scale (the largest of value and targets)', {
-      size: 15,
-      weight: 'bold',
-    }),
+    text(
+      16,
+      top + 22,
+      panel.title ?? 'Throughput: each bar on its own scale (the largest of value and targets)',
+      { size: 15, weight: 'bold' },
+    ),
   ];
+  // One scale for every bar when the figures compare with each other (costs of one thing).
+  const shared = panel.sharedScale ? Math.max(...measurements.map(rowMax)) : null;
   measurements.forEach((m, i) => {
     const y = top + PANEL_HEAD + i * ROW;
-    const { value, target, floor, floorShare, unit } = m.primary;
-    // Where the floor's share asked for lies (0.2 of the 1-row floor for single Events).
-    const floorMark = finite(floor) && finite(floorShare) ? floor * floorShare : NaN;
-    const max = Math.max(...[value, target, floorMark].filter(finite), 1e-9) * 1.08;
+    const { value, target, floor, unit } = m.primary;
+    const floorMark = floorMarkOf(m.primary);
+    const max = (shared ?? rowMax(m)) * 1.08;
     const x = (v) => BAR_LEFT + ((BAR_RIGHT - BAR_LEFT) * Math.max(0, v)) / max;
     out.push(text(LABEL_RIGHT, y + 17, m.label, { anchor: 'end' }));
     out.push(
@@ -193,7 +204,8 @@ function legend(
  * The SVG text of a results object: `{title, subtitle, measurements: [{name, label, group,
  * primary: {unit, value, target, floor, floorShare}, p50, p99, p99Target, pass, failed}]}`:
  * `floor` is the matching floor's figure and `floorShare` the share of it the targets ask for;
- * `legend: {floor, floorShare}` names those two marks when the floor is not a bare INSERT.
+ * `legend: {floor, floorShare}` names those two marks when the floor is not a bare INSERT;
+ * `primaryPanel: {title, sharedScale}` heads the first panel and puts its bars on one scale.
  */
 export function chartSvg(results) {
   const ms = results.measurements;
@@ -203,7 +215,7 @@ export function chartSvg(results) {
     `<rect x="0" y="0" width="${width}" height="${height}" fill="#ffffff"/>`,
     text(16, 30, results.title, { size: 20, weight: 'bold' }),
     text(16, 54, results.subtitle ?? '', { size: 12, fill: COLORS.muted }),
-    ...throughputPanel(ms, TOP),
+    ...throughputPanel(ms, TOP, results.primaryPanel),
     ...latencyPanel(ms, latencyTop),
     ...legend(height - LEGEND + 8, results.legend),
   ];

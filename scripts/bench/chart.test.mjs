@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 import { chartSize, chartSvg, renderPng } from './chart.mjs';
 import { chartData as eventIdsChart } from './event-ids.mjs';
+import { chartData as eventRowsChart } from './event-rows.mjs';
 import { MEASUREMENTS } from './events.mjs';
 import { chartData as tokenExchangeChart } from './token-exchange.mjs';
 
@@ -162,4 +163,42 @@ test("the event ids benchmark's results draw as a chart, random ids as the floor
   assert.deepEqual({ width, height }, chartSize(2));
   const colours = coloursOf(pixels);
   assert.ok(colours.has(0x5b7fc7), 'random ids are drawn in the floor colour');
+});
+
+test("the event rows benchmark's costs share one scale: each bar is as long as its figure", async () => {
+  const costs = [
+    ['event', 'Event row', 'floor', 11],
+    ['event-message', '+ outbox message', 'rows', 16.5],
+    ['event-message-claim', '+ dedup claim (as stored)', 'rows', 28.4],
+    ['relay', 'relay: read + delete', 'rows', 5.5],
+  ];
+  const data = eventRowsChart({
+    startedAt: '2026-01-01T00:00:00.000Z',
+    cores: 2,
+    connections: 4,
+    seconds: 10,
+    measurements: costs.map(([name, label, group, value], i) => ({
+      name,
+      label,
+      group,
+      primary: { value, unit: 'µs/Event', ...(i > 0 && { floor: 11, floorShare: 1 }) },
+      p50: 4,
+      p99: 12,
+    })),
+  });
+  const svg = chartSvg(data);
+  for (const m of data.measurements) assert.ok(svg.includes(`>${m.label}<`), m.label);
+  // The first panel's bars: 18 px high, in a colour other than the grid's.
+  const bars = [
+    ...svg.matchAll(/<rect x="\d+" y="\d+" width="([\d.]+)" height="18" fill="([^"]+)"/g),
+  ]
+    .filter(([, , fill]) => fill !== '#e3e6ea')
+    .map(([, width]) => Number(width));
+  assert.equal(bars.length, costs.length);
+  costs.forEach(([, , , value], i) => {
+    const expected = (bars[2] * value) / 28.4;
+    assert.ok(Math.abs(bars[i] - expected) < 0.2, `${bars[i]} px for ${value} µs`);
+  });
+  const { width, height } = await renderPng(svg);
+  assert.deepEqual({ width, height }, chartSize(costs.length));
 });

@@ -5,8 +5,8 @@
 // checkpoint copies the whole page into the WAL: the WAL's full-page images are counted too.
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { databaseUrl } from '../stack/index.mjs';
 import { fmt, stats } from './lib.mjs';
+import { withScratchDatabase } from './scratch-database.mjs';
 
 export const name = 'event-ids';
 export const defaultConnections = 4;
@@ -19,22 +19,10 @@ const DATABASE = 'herald_bench_event_ids';
 
 export async function run({ seconds, connections }) {
   const startedAt = new Date().toISOString();
-  const { default: pg } = await import('pg');
   // Built by the stack's `up` before this runs.
   const { timeOrderedUuid } = await import('@herald/db');
-  const admin = new pg.Client({ connectionString: databaseUrl('postgres') });
-  await admin.connect();
-  await admin.query(`drop database if exists ${DATABASE} with (force)`);
-  await admin.query(`create database ${DATABASE}`);
-  // One client per connection, not a pool: Client#end resolves once its connection is closed,
-  // so the database can be dropped after them without terminating a connection still closing.
-  const clients = Array.from(
-    { length: connections },
-    () => new pg.Client({ connectionString: databaseUrl(DATABASE) }),
-  );
-  await Promise.all(clients.map((c) => c.connect()));
-  const [first] = clients;
-  try {
+  return withScratchDatabase(DATABASE, connections, async ({ clients }) => {
+    const [first] = clients;
     const tenant = randomUUID();
     const contacts = Array.from({ length: CONTACTS }, () => randomUUID());
     const setupStart = Date.now();
@@ -154,11 +142,7 @@ export async function run({ seconds, connections }) {
         };
       }),
     };
-  } finally {
-    await Promise.all(clients.map((c) => c.end()));
-    await admin.query(`drop database if exists ${DATABASE} with (force)`);
-    await admin.end();
-  }
+  });
 }
 
 /** The chart's input (chart.mjs) from this benchmark's results. */

@@ -1,0 +1,277 @@
+// What PostgreSQL spends per Event on each row a recording writes, and on the relay's reading
+// and deleting of the Event's message: 100-Event statements shaped like the recording
+// function's, into a database of their own migrated like the events service's, each variant
+// adding one kind of row to the one before, alternating in the same run. The figure is
+// PostgreSQL's CPU per Event (every backend, from /proc); the Event row alone is the baseline.
+// A design that writes fewer rows per Event (no outbox copy, a smaller claim) saves what those
+// rows cost here.
+import { createHash, randomUUID } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { fmt, stats } from './lib.mjs';
+import { cpuReading, stackPids } from './procstat.mjs';
+import { withScratchDatabase } from './scratch-database.mjs';
+
+export const name = 'event-rows';
+export const defaultConnections = 4;
+
+const BATCH = 100;
+const RELAY_BATCH = 1000;
+const CONTACTS = 200;
+const ROUNDS = 2;
+const DATABASE = 'herald_bench_event_rows';
+const TOPIC = 'herald.events.recorded';
+const PROPERTIES = JSON.stringify({ plan: 'pro', amount: 42.5, path: '/checkout', items: ['a'] });
+
+// The parts of each statement; $1 tenant, $2 ids, $3 contacts, $4 dedupKeys, $5 messages,
+// $6 claim keys. The messages and claim keys are made here, as the service makes them.
+const EVENTS = `insert into events (id, tenant_id, contact_id, event_name, occurred_at, dedup_key,
+      properties)
+    select e.id, $1::uuid, e.contact_id, 'Bench Event', now(), e.dedup_key, '${PROPERTIES}' from e`;
+const E = `e as (select * from unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[])
+      as u(id, contact_id, dedup_key, message))`;
+const MESSAGES = `insert into outbox (topic, key, value, headers, subject_id)
+    select '${TOPIC}', $1::uuid || ':contact:' || e.contact_id, e.message, '{}', e.contact_id from e`;
+/** The claim as recording makes it: taken unless an unexpired one holds the key. */
+const claims = (table, type) => `claimed as (
+    insert into ${table} (tenant_id, dedup_key, event_id)
+    select $1::uuid, k.key, k.id from unnest($6::${type}[], $2::uuid[]) as k(key, id)
+    on conflict (tenant_id, dedup_key) do update
+      set event_id = excluded.event_id, claimed_at = now()
+      where ${table}.claimed_at < now() - interval '60 seconds'
+    returning ${table}.event_id)`;
+const claimedOnly = 'where exists (select 1 from claimed as c where c.event_id = e.id)';
+
+const VARIANTS = [
+  {
+    name: 'event',
+    label: 'Event row',
+    rows: 'events',
+    sql: `with ${E} ${EVENTS}`,
+  },
+  {
+    name: 'event-message',
+    label: '+ outbox message',
+    rows: 'events, outbox',
+    sql: `with ${E}, ev as (${EVENTS}) ${MESSAGES}`,
+  },
+  {
+    name: 'event-message-claim',
+    label: '+ dedup claim (as stored)',
+    rows: 'events, outbox, dedup_claims (SHA-256 as 64 hex characters)',
+    sql: `with ${E}, ${claims('dedup_claims', 'text')},
+      ev as (${EVENTS} ${claimedOnly}) ${MESSAGES} ${claimedOnly}`,
+    claimKey: (dedupKey) => createHash('sha256').update(dedupKey).digest('hex'),
+  },
+  {
+    name: 'event-message-claim-16',
+    label: '+ dedup claim (16-byte key)',
+    rows: 'events, outbox, a claim keyed by the first 16 bytes of the SHA-256 (uuid)',
+    sql: `with ${E}, ${claims('dedup_claims_16', 'uuid')},
+      ev as (${EVENTS} ${claimedOnly}) ${MESSAGES} ${claimedOnly}`,
+    claimKey: (dedupKey) => {
+      const hex = createHash('sha256').update(dedupKey).digest('hex');
+      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+    },
+  },
+];
+/** What the tables and the results say of a variant. */
+const described = ({ name, label, rows }) => ({ name, label, rows });
+
+const RELAY = {
+  name: 'relay',
+  label: 'relay: read + delete',
+  rows: `the relay's poll: the oldest ${RELAY_BATCH} outbox rows read, then deleted`,
+};
+
+export async function run({ seconds, connections, repoRoot }) {
+  const startedAt = new Date().toISOString();
+  // Built by the stack's `up` before this runs.
+  const { createPool, runMigrations, timeOrderedUuid } = await import('@herald/db');
+  return withScratchDatabase(DATABASE, connections, async ({ clients, url }) => {
+    const migrations = createPool({ connectionString: url, applicationName: 'bench', max: 1 });
+    try {
+      await runMigrations(migrations, path.join(repoRoot, 'services', 'events', 'migrations'));
+      await migrations.query(
+        `create table dedup_claims_16 (tenant_id uuid not null, dedup_key uuid not null,
+           event_id uuid not null, claimed_at timestamptz not null default now(),
+           primary key (tenant_id, dedup_key));
+         create index on dedup_claims_16 (claimed_at)`,
+      );
+    } finally {
+      await migrations.end();
+    }
+    const { postgres } = await stackPids();
+    if (!postgres) throw new Error('the stack reports no PostgreSQL process to measure');
+    const cpu = () => cpuReading({ postgres }).ms.postgres;
+    const tenant = randomUUID();
+    const contacts = Array.from({ length: CONTACTS }, () => randomUUID());
+    let key = 0;
+
+    /** Events/s and PostgreSQL's CPU µs per Event of one variant, `seconds` long. */
+    async function write(v) {
+      const end = performance.now() + seconds * 1000;
+      let events = 0;
+      const latencies = [];
+      const before = cpu();
+      const started = performance.now();
+      await Promise.all(
+        clients.map(async (client) => {
+          while (performance.now() < end) {
+            const ids = [];
+            const owners = [];
+            const keys = [];
+            const messages = [];
+            for (let i = 0; i < BATCH; i += 1) {
+              const id = timeOrderedUuid();
+              const contact = contacts[(key + i) % CONTACTS];
+              const dedupKey = `bench-${startedAt}-${(key += 1)}`;
+              ids.push(id);
+              owners.push(contact);
+              keys.push(dedupKey);
+              messages.push(
+                JSON.stringify({
+                  version: 1,
+                  type: 'event.recorded',
+                  messageId: id,
+                  tenantId: tenant,
+                  eventId: id,
+                  contactId: contact,
+                  organizationExternalId: null,
+                  eventName: 'Bench Event',
+                  occurredAt: startedAt,
+                  receivedAt: startedAt,
+                  dedupKey,
+                  properties: JSON.parse(PROPERTIES),
+                }),
+              );
+            }
+            const values = [tenant, ids, owners, keys, messages];
+            if (v.claimKey) values.push(keys.map(v.claimKey));
+            const sent = performance.now();
+            await client.query({ name: v.name, text: v.sql, values });
+            latencies.push(performance.now() - sent);
+            events += BATCH;
+          }
+        }),
+      );
+      const elapsed = (performance.now() - started) / 1000;
+      return { events, eventsPerSecond: events / elapsed, latencies, cpuMs: cpu() - before };
+    }
+
+    /** The relay's polls, one connection as the relay has, until the time or the rows run out. */
+    async function relay() {
+      const [client] = clients;
+      const end = performance.now() + seconds * 1000;
+      let events = 0;
+      const latencies = [];
+      const before = cpu();
+      const started = performance.now();
+      while (performance.now() < end) {
+        const sent = performance.now();
+        await client.query('begin');
+        const { rows } = await client.query({
+          name: 'relay-read',
+          text: 'select id, topic, key, value, headers from outbox order by id limit $1',
+          values: [RELAY_BATCH],
+        });
+        await client.query({
+          name: 'relay-delete',
+          text: 'delete from outbox where id = any($1::bigint[])',
+          values: [rows.map((r) => r.id)],
+        });
+        await client.query('commit');
+        latencies.push(performance.now() - sent);
+        events += rows.length;
+        if (rows.length < RELAY_BATCH) break;
+      }
+      const elapsed = (performance.now() - started) / 1000;
+      return { events, eventsPerSecond: events / elapsed, latencies, cpuMs: cpu() - before };
+    }
+
+    console.log(
+      `\n## event-rows (${BATCH}-Event statements, ${connections} connections; the relay ${RELAY_BATCH} rows a poll on one)`,
+    );
+    const rounds = [];
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      for (const v of VARIANTS) rounds.push({ round, ...described(v), ...(await write(v)) });
+      rounds.push({ round, ...described(RELAY), ...(await relay()) });
+    }
+    for (const r of rounds) r.cpuUsPerEvent = r.events > 0 ? (r.cpuMs * 1000) / r.events : NaN;
+    const mean = (n, field) => {
+      const own = rounds.filter((r) => r.name === n);
+      return own.reduce((sum, r) => sum + r[field], 0) / own.length;
+    };
+    const base = mean('event', 'cpuUsPerEvent');
+    console.log(
+      '| round | rows per Event | Events/s | p50 ms | p99 ms | PostgreSQL CPU µs per Event | × the Event row |\n' +
+        '|---:|---|---:|---:|---:|---:|---:|\n' +
+        rounds
+          .map((r) => {
+            const { p50, p99 } = stats(r.latencies);
+            return `| ${r.round} | ${r.label}: ${r.rows} | ${fmt(r.eventsPerSecond, 0)} | ${fmt(p50)} | ${fmt(p99)} | ${fmt(r.cpuUsPerEvent)} | ${fmt(r.cpuUsPerEvent / base, 2)} |`;
+          })
+          .join('\n'),
+    );
+    const us = (n) => mean(n, 'cpuUsPerEvent');
+    const added = {
+      message: us('event-message') - us('event'),
+      claim: us('event-message-claim') - us('event-message'),
+      claim16: us('event-message-claim-16') - us('event-message'),
+      relay: us('relay'),
+    };
+    const recorded = us('event-message-claim') + added.relay;
+    console.log(
+      `PostgreSQL CPU per Event: the Event row ${fmt(us('event'))} µs, its outbox message ` +
+        `+${fmt(added.message)}, its claim +${fmt(added.claim)} (with a 16-byte key ` +
+        `+${fmt(added.claim16)}), the relay's read and delete ${fmt(added.relay)}; of the ` +
+        `${fmt(recorded)} µs in all, the message and its relaying are ` +
+        `${fmt((100 * (added.message + added.relay)) / recorded, 0)} %, the claim ` +
+        `${fmt((100 * added.claim) / recorded, 0)} %`,
+    );
+    const all = [...VARIANTS, RELAY];
+    return {
+      startedAt,
+      cores: os.availableParallelism?.() ?? os.cpus().length,
+      connections,
+      seconds,
+      rounds: rounds.map(({ latencies, ...r }) => ({ ...r, ...stats(latencies) })),
+      addedUsPerEvent: added,
+      measurements: all.map((v, i) => {
+        const own = rounds.filter((r) => r.name === v.name);
+        const { p50, p99 } = stats(own.flatMap((r) => r.latencies));
+        return {
+          name: v.name,
+          label: v.label,
+          group: i === 0 ? 'floor' : 'rows',
+          primary: {
+            value: us(v.name),
+            unit: 'µs/Event',
+            ...(i > 0 && { floor: base, floorShare: 1 }),
+          },
+          eventsPerSecond: mean(v.name, 'eventsPerSecond'),
+          // Of one statement (the relay: of one poll).
+          p50,
+          p99,
+        };
+      }),
+    };
+  });
+}
+
+/** The chart's input (chart.mjs) from this benchmark's results. */
+export function chartData(s) {
+  return {
+    title: 'Herald event rows benchmark: what each row of a recorded Event costs PostgreSQL',
+    subtitle: `${s.startedAt}, ${s.cores} cores, ${s.connections} connections, ${s.seconds} s per round, ${BATCH}-Event statements`,
+    measurements: s.measurements,
+    primaryPanel: {
+      title: "PostgreSQL's CPU per Event, µs: one scale for every bar (shorter is cheaper)",
+      sharedScale: true,
+    },
+    legend: {
+      floor: 'baseline: the Event row alone',
+      floorShare: 'µs per Event for the Event row',
+    },
+  };
+}

@@ -61,12 +61,16 @@ function parseEvent(route: EventRoute, input: unknown, where: string): EventInpu
   if (!isObject(input)) throw errors.validation(`${where}: must be an Event object`);
   const result = EVENT_ROUTES[route].safeParse(input);
   if (!result.success) invalidEvent(where, input, result.error);
-  // The properties object exactly as parsed from the body is what is stored: zod's copy would
-  // drop a key such as `__proto__`, which JSON allows. The limits are checked over it too.
+  // The properties object exactly as parsed from the body is what is stored: zod's copy drops a
+  // top-level key `__proto__`, which JSON allows, and holds the body's own values under every
+  // other key. Only with such a key is what was sent checked against the limits again.
   if (result.data.properties !== undefined) {
-    const asSent = propertiesAsSentOfEvent.safeParse({ properties: input.properties });
-    if (!asSent.success) invalidEvent(where, input, asSent.error);
-    result.data.properties = input.properties as Record<string, unknown>;
+    const sent = input.properties as Record<string, unknown>;
+    if (Object.hasOwn(sent, '__proto__')) {
+      const asSent = propertiesAsSentOfEvent.safeParse({ properties: sent });
+      if (!asSent.success) invalidEvent(where, input, asSent.error);
+    }
+    result.data.properties = sent;
   }
   return result.data;
 }

@@ -1,7 +1,8 @@
 // What PostgreSQL spends per Event on each row a recording writes, and on the relay's reading
 // and deleting of the Event's message: 100-Event statements shaped like the recording
 // function's, into a database of their own migrated like the events service's, each variant
-// adding one kind of row to the one before, alternating in the same run. The figure is
+// adding one kind of row to the one before, each from empty tables, alternating in the same
+// run. The figure is
 // PostgreSQL's CPU per Event (every backend, from /proc); the Event row alone is the baseline.
 // A design that writes fewer rows per Event (no outbox copy, a smaller claim) saves what those
 // rows cost here.
@@ -108,8 +109,14 @@ export async function run({ seconds, connections, repoRoot }) {
     const contacts = Array.from({ length: CONTACTS }, () => randomUUID());
     let key = 0;
 
-    /** Events/s and PostgreSQL's CPU µs per Event of one variant, `seconds` long. */
+    /**
+     * Events/s and PostgreSQL's CPU µs per Event of one variant, `seconds` long. Each starts from
+     * empty tables with nothing left to write out (the variant before's rows, or the benchmark
+     * before's), so none pays for another's.
+     */
     async function write(v) {
+      await clients[0].query('truncate events, outbox, dedup_claims, dedup_claims_16');
+      await clients[0].query('checkpoint');
       const end = performance.now() + seconds * 1000;
       let events = 0;
       const latencies = [];

@@ -2,10 +2,9 @@
 // and deleting of the Event's message: 100-Event statements shaped like the recording
 // function's, into a database of their own migrated like the events service's, each variant
 // adding one kind of row to the one before, each from empty tables, alternating in the same
-// run. The figure is
-// PostgreSQL's CPU per Event (every backend, from /proc); the Event row alone is the baseline.
-// A design that writes fewer rows per Event (no outbox copy, a smaller claim) saves what those
-// rows cost here.
+// run. The figure is PostgreSQL's CPU per Event (every backend, from /proc); the Event row alone
+// is the baseline. A design that writes fewer rows per Event (no outbox copy, a smaller claim)
+// saves what those rows cost here.
 import { createHash, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';

@@ -5,7 +5,7 @@
 // checkpoint copies the whole page into the WAL: the WAL's full-page images are counted too.
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { fmt, stats } from './lib.mjs';
+import { fmt, roundFigures, stats } from './lib.mjs';
 import { withScratchDatabase } from './scratch-database.mjs';
 
 export const name = 'event-ids';
@@ -109,10 +109,8 @@ export async function run({ seconds, connections }) {
           })
           .join('\n'),
     );
-    const mean = (v) => {
-      const own = rounds.filter((r) => r.name === v);
-      return own.reduce((n, r) => n + r.rowsPerSecond, 0) / own.length;
-    };
+    const figures = roundFigures(rounds);
+    const mean = (v) => figures.mean(v, 'rowsPerSecond');
     const ratio = mean('uuid-v7') / mean('uuid-v4');
     console.log(`time-ordered / random ids: ${fmt(ratio, 2)}x the rows per second`);
     return {
@@ -121,11 +119,10 @@ export async function run({ seconds, connections }) {
       connections,
       seconds,
       rows: ROWS,
-      rounds: rounds.map(({ latencies, ...r }) => ({ ...r, ...stats(latencies) })),
+      rounds: figures.summary(),
       ratio,
       measurements: variants.map((v, i) => {
-        const own = rounds.filter((r) => r.name === v.name);
-        const { p50, p99 } = stats(own.flatMap((r) => r.latencies));
+        const { p50, p99 } = figures.latency(v.name);
         return {
           name: v.name,
           label: v.label,
@@ -138,7 +135,7 @@ export async function run({ seconds, connections }) {
           // Of one 1,000-row insert.
           p50,
           p99,
-          fullPageImages: own.reduce((n, r) => n + r.fullPageImages, 0),
+          fullPageImages: figures.total(v.name, 'fullPageImages'),
         };
       }),
     };

@@ -8,7 +8,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { fmt, stats } from './lib.mjs';
+import { fmt, roundFigures, stats } from './lib.mjs';
 import { cpuReading, stackPids } from './procstat.mjs';
 import { withScratchDatabase } from './scratch-database.mjs';
 
@@ -204,10 +204,8 @@ export async function run({ seconds, connections, repoRoot }) {
       rounds.push({ round, ...described(RELAY), ...(await relay()) });
     }
     for (const r of rounds) r.cpuUsPerEvent = r.events > 0 ? (r.cpuMs * 1000) / r.events : NaN;
-    const mean = (n, field) => {
-      const own = rounds.filter((r) => r.name === n);
-      return own.reduce((sum, r) => sum + r[field], 0) / own.length;
-    };
+    const figures = roundFigures(rounds);
+    const { mean } = figures;
     const base = mean('event', 'cpuUsPerEvent');
     console.log(
       '| round | rows per Event | Events/s | p50 ms | p99 ms | PostgreSQL CPU µs per Event | × the Event row |\n' +
@@ -241,11 +239,10 @@ export async function run({ seconds, connections, repoRoot }) {
       cores: os.availableParallelism?.() ?? os.cpus().length,
       connections,
       seconds,
-      rounds: rounds.map(({ latencies, ...r }) => ({ ...r, ...stats(latencies) })),
+      rounds: figures.summary(),
       addedUsPerEvent: added,
       measurements: all.map((v, i) => {
-        const own = rounds.filter((r) => r.name === v.name);
-        const { p50, p99 } = stats(own.flatMap((r) => r.latencies));
+        const { p50, p99 } = figures.latency(v.name);
         return {
           name: v.name,
           label: v.label,

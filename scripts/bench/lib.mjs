@@ -1,4 +1,5 @@
-// Small helpers shared by the benchmarks: percentiles and a closed-loop load generator.
+// Small helpers shared by the benchmarks: percentiles, a closed-loop load generator, and the
+// figures of variants measured in alternating rounds.
 import { performance } from 'node:perf_hooks';
 
 export function percentile(sortedMs, p) {
@@ -38,3 +39,19 @@ export async function closedLoop({ request, concurrency, seconds, warmupSeconds 
 }
 
 export const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+/**
+ * The figures of variants measured in alternating rounds (`{name, latencies, ...}` each): a
+ * field's total and mean over one variant's rounds, the latency of all its samples, and the
+ * rounds with their latency figures in place of the samples.
+ */
+export function roundFigures(rounds) {
+  const own = (name) => rounds.filter((r) => r.name === name);
+  const total = (name, field) => own(name).reduce((sum, r) => sum + r[field], 0);
+  return {
+    total,
+    mean: (name, field) => total(name, field) / own(name).length,
+    latency: (name) => stats(own(name).flatMap((r) => r.latencies)),
+    summary: () => rounds.map(({ latencies, ...r }) => ({ ...r, ...stats(latencies) })),
+  };
+}

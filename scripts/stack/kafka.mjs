@@ -305,6 +305,12 @@ async function startBroker(bins) {
     ...heap,
     '-server',
     '-XX:+UseG1GC',
+    // 4 MiB regions: G1 allocates an object of half a region or more (a humongous object) in
+    // the old generation and starts a concurrent marking cycle for it. A produce request is read
+    // into one buffer as large as the request, and the relays send up to 768 KiB at once: with
+    // the 1 MiB regions of this heap size nearly every request did so, and marking took a
+    // quarter of the broker's CPU under Event load.
+    '-XX:G1HeapRegionSize=4m',
     '-XX:MaxGCPauseMillis=20',
     '-XX:InitiatingHeapOccupancyPercent=35',
     '-XX:+ExplicitGCInvokesConcurrent',

@@ -6,6 +6,7 @@ import { chartSize, chartSvg, renderPng } from './chart.mjs';
 import { chartData as eventIdsChart } from './event-ids.mjs';
 import { chartData as eventRowsChart } from './event-rows.mjs';
 import { MEASUREMENTS } from './events.mjs';
+import { ceiling, chartData as kafkaPublishChart } from './kafka-publish.mjs';
 import { chartData as tokenExchangeChart } from './token-exchange.mjs';
 
 /** The distinct RGB colours of RGBA pixels. */
@@ -201,4 +202,70 @@ test("the event rows benchmark's costs share one scale: each bar is as long as i
   });
   const { width, height } = await renderPng(svg);
   assert.deepEqual({ width, height }, chartSize(costs.length));
+});
+
+test("the Kafka publish benchmark adds event-rows' figures to publishing and weighs them against the budgets", async () => {
+  const eventRows = {
+    measurements: [
+      ['event', 12],
+      ['event-message', 18],
+      ['event-message-claim', 31],
+      ['relay', 5],
+    ].map(([name, value]) => ({ name, primary: { value, unit: 'µs/Event' } })),
+  };
+  const publish = {
+    startedAt: '2026-01-01T00:00:00.000Z',
+    cores: 2,
+    seconds: 6,
+    batch: 1000,
+    partitions: 12,
+    messagesPerSecond: 40_000,
+    producerUsPerMessage: 20,
+    brokerUsPerMessage: 10,
+    latency: { p50: 25, p99: 50 },
+  };
+  const c = ceiling(publish, eventRows);
+  const sums = Object.fromEntries(c.sums.map((sum) => [sum.name, sum]));
+  // Any design: the Event row, the producer and the broker. This one: its other rows too.
+  assert.equal(sums.least.us, 12 + 20 + 10);
+  assert.equal(sums.design.us, 31 + 5 + 20 + 10);
+  assert.ok(Math.abs(sums.least.eventsPerSecond - 2e6 / 42) < 1e-6);
+  assert.deepEqual(
+    c.budgets.map((b) => b.usPerEvent),
+    [50, 40],
+  );
+  assert.ok(Math.abs(sums.design.coresNeeded[0] - (66 * 40_000) / 1e6) < 1e-9);
+  // Without event-rows, publishing alone.
+  assert.deepEqual(
+    ceiling(publish, undefined).sums.map((sum) => [sum.name, sum.us]),
+    [['publish', 30]],
+  );
+
+  const data = kafkaPublishChart({ ...publish, ceiling: c });
+  const svg = chartSvg(data);
+  for (const m of data.measurements) assert.ok(svg.includes(`>${m.label}<`), m.label);
+  // One scale: each bar as long as its figure, against the widest (this design's sum, 66 µs).
+  const bars = [
+    ...svg.matchAll(/<rect x="\d+" y="\d+" width="([\d.]+)" height="18" fill="([^"]+)"/g),
+  ].filter(([, , fill]) => fill !== '#e3e6ea');
+  const values = data.measurements.map((m) => m.primary.value);
+  assert.deepEqual(values, [50, 40, 12, 24, 20, 10, 42, 66]);
+  const widest = Number(bars[values.indexOf(66)][1]);
+  values.forEach((value, i) => {
+    assert.ok(Math.abs(Number(bars[i][1]) - (widest * value) / 66) < 0.2, `${value} µs`);
+  });
+  // The budgets in the floor colour; a sum over the tightest budget (40 µs) fails.
+  assert.deepEqual(
+    bars.map(([, , fill]) => fill),
+    ['#5b7fc7', '#5b7fc7', '#8c96a3', '#8c96a3', '#8c96a3', '#8c96a3', '#d03b3b', '#d03b3b'],
+  );
+  const cheap = ceiling({ ...publish, producerUsPerMessage: 5, brokerUsPerMessage: 5 }, eventRows);
+  const cheapSums = kafkaPublishChart({ ...publish, ceiling: cheap }).measurements.slice(-2);
+  assert.deepEqual(
+    cheapSums.map((m) => m.pass),
+    [true, false],
+  );
+  const { width, height, pixels } = await renderPng(svg);
+  assert.deepEqual({ width, height }, chartSize(values.length));
+  assert.ok(coloursOf(pixels).has(0xd03b3b), 'a sum over budget is drawn in the fail colour');
 });

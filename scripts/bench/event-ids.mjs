@@ -4,8 +4,7 @@
 // different page of the primary-key index each time, and the first change to a page after a
 // checkpoint copies the whole page into the WAL: the WAL's full-page images are counted too.
 import { randomUUID } from 'node:crypto';
-import os from 'node:os';
-import { fmt, roundFigures, stats } from './lib.mjs';
+import { fmt, machineCores, roundFigures, stats } from './lib.mjs';
 import { withScratchDatabase } from './scratch-database.mjs';
 
 export const name = 'event-ids';
@@ -115,7 +114,7 @@ export async function run({ seconds, connections }) {
     console.log(`time-ordered / random ids: ${fmt(ratio, 2)}x the rows per second`);
     return {
       startedAt,
-      cores: os.availableParallelism?.() ?? os.cpus().length,
+      cores: machineCores(),
       connections,
       seconds,
       rows: ROWS,

@@ -6,9 +6,15 @@
 // is the baseline. A design that writes fewer rows per Event (no outbox copy, a smaller claim)
 // saves what those rows cost here.
 import { createHash, randomUUID } from 'node:crypto';
-import os from 'node:os';
 import path from 'node:path';
-import { fmt, roundFigures, stats } from './lib.mjs';
+import {
+  EVENT_PROPERTIES,
+  eventRecordedValue,
+  fmt,
+  machineCores,
+  roundFigures,
+  stats,
+} from './lib.mjs';
 import { cpuReading, stackPids } from './procstat.mjs';
 import { withScratchDatabase } from './scratch-database.mjs';
 
@@ -21,7 +27,7 @@ const CONTACTS = 200;
 const ROUNDS = 2;
 const DATABASE = 'herald_bench_event_rows';
 const TOPIC = 'herald.events.recorded';
-const PROPERTIES = JSON.stringify({ plan: 'pro', amount: 42.5, path: '/checkout', items: ['a'] });
+const PROPERTIES = JSON.stringify(EVENT_PROPERTIES);
 
 // The parts of each statement; $1 tenant, $2 ids, $3 contacts, $4 dedupKeys, $5 messages,
 // $6 claim keys. The messages and claim keys are made here, as the service makes them.
@@ -136,19 +142,12 @@ export async function run({ seconds, connections, repoRoot }) {
               owners.push(contact);
               keys.push(dedupKey);
               messages.push(
-                JSON.stringify({
-                  version: 1,
-                  type: 'event.recorded',
-                  messageId: id,
+                eventRecordedValue({
+                  id,
                   tenantId: tenant,
-                  eventId: id,
                   contactId: contact,
-                  organizationExternalId: null,
-                  eventName: 'Bench Event',
-                  occurredAt: startedAt,
-                  receivedAt: startedAt,
                   dedupKey,
-                  properties: JSON.parse(PROPERTIES),
+                  at: startedAt,
                 }),
               );
             }
@@ -236,7 +235,7 @@ export async function run({ seconds, connections, repoRoot }) {
     const all = [...VARIANTS, RELAY];
     return {
       startedAt,
-      cores: os.availableParallelism?.() ?? os.cpus().length,
+      cores: machineCores(),
       connections,
       seconds,
       rounds: figures.summary(),

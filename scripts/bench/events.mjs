@@ -15,7 +15,7 @@ import path from 'node:path';
 import { databaseUrl, dataDir, kafkaBrokers, up } from '../stack/index.mjs';
 import { formatNumber } from './chart.mjs';
 import { outboxSampler, startLagConsumer } from './lag.mjs';
-import { closedLoop } from './lib.mjs';
+import { closedLoop, machineCores } from './lib.mjs';
 import {
   COMPONENTS,
   cpuPerRequest,
@@ -666,7 +666,7 @@ export async function run({
     seconds,
     warmupSeconds: warmup,
     connections,
-    cores: os.availableParallelism?.() ?? os.cpus().length,
+    cores: machineCores(),
     loadAverage: { before: loadBefore, after: os.loadavg()[0] },
     keys: KEYS,
     contacts: contacts.length,

@@ -9,9 +9,8 @@
 // the rows a recording needs and prints the most Events/s these parts alone leave room for on
 // this machine's cores: a ceiling above every HTTP, parsing and validation cost.
 import { randomBytes, randomUUID } from 'node:crypto';
-import os from 'node:os';
 import { kafkaBrokers } from '../stack/index.mjs';
-import { fmt, roundFigures, stats } from './lib.mjs';
+import { eventRecordedValue, fmt, machineCores, roundFigures, stats } from './lib.mjs';
 import { cpuReading, stackPids } from './procstat.mjs';
 
 export const name = 'kafka-publish';
@@ -22,7 +21,6 @@ const ROUNDS = 2;
 /** Distinct batches sent in turn (keys and ids differ, as they do between relay polls). */
 const POOL = 8;
 const TOPIC = 'herald.bench.kafka-publish';
-const PROPERTIES = { plan: 'pro', amount: 42.5, path: '/checkout', items: ['a'] };
 /** The array targets' rates: what the ceiling is compared with. */
 export const TARGET_RATES = [40_000, 50_000];
 
@@ -33,19 +31,12 @@ function messageBatch(tenant, contacts, startedAt, first) {
     const contactId = contacts[(first + i) % contacts.length];
     return {
       key: `${tenant}:contact:${contactId}`,
-      value: JSON.stringify({
-        version: 1,
-        type: 'event.recorded',
-        messageId: id,
+      value: eventRecordedValue({
+        id,
         tenantId: tenant,
-        eventId: id,
         contactId,
-        organizationExternalId: null,
-        eventName: 'Bench Event',
-        occurredAt: startedAt,
-        receivedAt: startedAt,
         dedupKey: `bench-${startedAt}-${first + i}`,
-        properties: PROPERTIES,
+        at: startedAt,
       }),
       // An unsampled request's trace context, as most stored rows carry.
       headers: {
@@ -55,12 +46,6 @@ function messageBatch(tenant, contacts, startedAt, first) {
   });
 }
 
-/** CPU ms of this process (the producer) since `from` (a process.cpuUsage()). */
-const ownCpuMs = (from) => {
-  const { user, system } = process.cpuUsage(from);
-  return (user + system) / 1000;
-};
-
 export async function run({ seconds, warmup, earlier = {} }) {
   const startedAt = new Date().toISOString();
   // Built by the stack's `up` before this runs.
@@ -68,7 +53,8 @@ export async function run({ seconds, warmup, earlier = {} }) {
   const { TOPIC_SETTINGS, TOPICS } = await import('@herald/messages');
   const { kafka: kafkaPid } = await stackPids();
   if (!kafkaPid) throw new Error('the stack reports no Kafka process to measure');
-  const brokerCpu = () => cpuReading({ kafka: kafkaPid }).ms.kafka;
+  // The producer is this process (`bench`), the broker the Kafka process.
+  const cpu = () => cpuReading({ kafka: kafkaPid }).ms;
   const partitions = TOPIC_SETTINGS[TOPICS.eventsRecorded].partitions;
 
   const kafka = createKafka({ brokers: kafkaBrokers.split(','), clientId: 'herald-bench' });
@@ -92,9 +78,7 @@ export async function run({ seconds, warmup, earlier = {} }) {
     /** Batches sent back to back for `forSeconds`: messages/s and each process's CPU. */
     async function publish(forSeconds) {
       const latencies = [];
-      let messages = 0;
-      const cpuBefore = process.cpuUsage();
-      const brokerBefore = brokerCpu();
+      const before = cpu();
       const started = performance.now();
       const end = started + forSeconds * 1000;
       while (performance.now() < end) {
@@ -103,16 +87,17 @@ export async function run({ seconds, warmup, earlier = {} }) {
           topicMessages: [{ topic: TOPIC, messages: batches[turn++ % POOL] }],
         });
         latencies.push(performance.now() - sent);
-        messages += BATCH;
       }
       const elapsed = (performance.now() - started) / 1000;
+      const after = cpu();
+      const messages = latencies.length * BATCH;
       return {
         name: 'publish',
         messages,
         messagesPerSecond: messages / elapsed,
         latencies,
-        producerUsPerMessage: (ownCpuMs(cpuBefore) * 1000) / messages,
-        brokerUsPerMessage: ((brokerCpu() - brokerBefore) * 1000) / messages,
+        producerUsPerMessage: ((after.bench - before.bench) * 1000) / messages,
+        brokerUsPerMessage: ((after.kafka - before.kafka) * 1000) / messages,
       };
     }
 
@@ -138,7 +123,7 @@ export async function run({ seconds, warmup, earlier = {} }) {
     );
     const result = {
       startedAt,
-      cores: os.availableParallelism?.() ?? os.cpus().length,
+      cores: machineCores(),
       seconds,
       batch: BATCH,
       partitions,

@@ -1,6 +1,32 @@
-// Small helpers shared by the benchmarks: percentiles, a closed-loop load generator, and the
-// figures of variants measured in alternating rounds.
+// Small helpers shared by the benchmarks: percentiles, a closed-loop load generator, the
+// figures of variants measured in alternating rounds, the machine's cores, and the value of an
+// `event.recorded` message as the database benchmarks write and publish it.
+import os from 'node:os';
 import { performance } from 'node:perf_hooks';
+
+/** The cores the benchmarks share (the budget every per-request CPU figure is read against). */
+export const machineCores = () => os.availableParallelism?.() ?? os.cpus().length;
+
+/** The properties of the database benchmarks' Events. */
+export const EVENT_PROPERTIES = { plan: 'pro', amount: 42.5, path: '/checkout', items: ['a'] };
+
+/** The JSON value of an `event.recorded` message about a Contact, received when it occurred. */
+export function eventRecordedValue({ id, tenantId, contactId, dedupKey, at }) {
+  return JSON.stringify({
+    version: 1,
+    type: 'event.recorded',
+    messageId: id,
+    tenantId,
+    eventId: id,
+    contactId,
+    organizationExternalId: null,
+    eventName: 'Bench Event',
+    occurredAt: at,
+    receivedAt: at,
+    dedupKey,
+    properties: EVENT_PROPERTIES,
+  });
+}
 
 export function percentile(sortedMs, p) {
   if (sortedMs.length === 0) return NaN;

@@ -2,11 +2,10 @@
 // verify with the service's own parameters. The exchange is the API's most expensive call.
 import { randomInt } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { closedLoop, fmt, stats } from './lib.mjs';
+import { closedLoop, fmt, machineCores, stats } from './lib.mjs';
 
 export const name = 'token-exchange';
 
@@ -134,7 +133,7 @@ export async function run({ ingressUrl, adminToken, repoRoot, seconds, concurren
     warmupSeconds: 0,
   });
 
-  const cores = os.availableParallelism?.() ?? os.cpus().length;
+  const cores = machineCores();
   const rows = [
     [
       'argon2id verify, in-process (baseline)',

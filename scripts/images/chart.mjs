@@ -17,6 +17,8 @@ import { run } from '../stack/processes.mjs';
 export function stackValues({ secrets, databaseUrls, kafkaBrokers, redisClusterNodes }) {
   return {
     config: { listenHost: '127.0.0.1' },
+    // Only the processes are run from the rendering; no ingress, so no TLS for it.
+    ingress: { enabled: false },
     kafka: { brokers: kafkaBrokers.split(',') },
     redis: { mode: 'cluster' },
     secrets: {

@@ -116,6 +116,18 @@ the services' caller lists, AUTH_SIGNING_KEYS (the Redis and database keys are n
 {{- $keys | uniq | join ", " }}
 {{- end }}
 
+{{/*
+TLS in front of an Ingress: with its requireTls on, the install fails while it has no `tls`.
+Takes (list valuesKey ingressValues whatWouldCrossInClear); prints nothing.
+*/}}
+{{- define "herald.requireIngressTls" -}}
+{{- $key := index . 0 }}
+{{- $ingress := index . 1 }}
+{{- if and $ingress.requireTls (not $ingress.tls) }}
+{{- fail (printf "%s.tls is empty: %s would cross the network in clear text. Add TLS with %s.tls: [{secretName: <certificate Secret>, hosts: [<host>]}] (cert-manager makes the Secret from the annotation cert-manager.io/cluster-issuer). Set %s.requireTls=false only when TLS ends in front of the ingress controller (a cloud load balancer terminating HTTPS)" $key (index . 2) $key $key) }}
+{{- end }}
+{{- end }}
+
 {{/* The in-cluster base URL of a Herald service. Takes (list root processName). */}}
 {{- define "herald.serviceUrl" -}}
 {{- printf "http://%s:%v" (include "herald.resourceName" .) (index . 0).Values.service.port }}
@@ -247,10 +259,41 @@ process owns and that has no Secret of its own.
 {{- range $key, $value := include "herald.backendConfig" (list $root $process) | fromYaml }}
 {{- $_ := set $data $key $value }}
 {{- end }}
+{{- include "herald.refuseSecretVariables" (list $root $name $settings) }}
 {{- range $key, $value := $settings.env }}
 {{- $_ := set $data $key (toString $value) }}
 {{- end }}
 {{- toYaml $data }}
+{{- end }}
+
+{{/*
+Names of variables that hold secrets, any case: the pattern of values.schema.json's
+definitions.secretVariableName, the same text (the chart check compares them).
+*/}}
+{{- define "herald.secretVariablePattern" -}}
+^(?i:ADMIN_TOKEN|SERVICE_TOKEN(_.*)?|SERVICE_CALLERS(_.*)?|(.*_)?TOKENS?|.*SECRET.*|.*PASSWORD.*|.*PASSWD.*|.*_PASS|(.*_)?KEYS?|.*APIKEY.*|.*CREDENTIALS?.*|(.*_)?DATABASE_URL|REDIS_URL|REDIS_CLUSTER_NODES|OTEL_EXPORTER_OTLP(_TRACES|_METRICS|_LOGS)?_HEADERS)$
+{{- end }}
+
+{{/*
+No secret in a process's env (its ConfigMap, which whoever may read ConfigMaps reads) nor as a
+plain extraEnv value. The schema refuses them first; this holds for installs that skip it.
+Takes (list root processName settings); prints nothing.
+*/}}
+{{- define "herald.refuseSecretVariables" -}}
+{{- $name := index . 1 }}
+{{- $settings := index . 2 }}
+{{- $values := (index (include "herald.processes" (index . 0) | fromYaml) $name).values }}
+{{- $pattern := include "herald.secretVariablePattern" . }}
+{{- range $key, $_ := $settings.env }}
+{{- if regexMatch $pattern $key }}
+{{- fail (printf "%s in the env of %s (defaults.env or services.%s.env) names a secret, which env would store in plain text in a ConfigMap: put it in the Secret (secrets.existingSecret, or secrets.* when the chart makes the Secret), or give it with extraEnv and valueFrom.secretKeyRef" $key $name $values) }}
+{{- end }}
+{{- end }}
+{{- range $entry := $settings.extraEnv }}
+{{- if and (regexMatch $pattern (toString $entry.name)) (not $entry.valueFrom) }}
+{{- fail (printf "extraEnv %s of %s (defaults.extraEnv or services.%s.extraEnv) names a secret: take it from a Secret with valueFrom.secretKeyRef, never a plain value" $entry.name $name $values) }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/*

@@ -73,13 +73,13 @@ export function ingressTarget(uri, services = stackServices) {
 }
 
 /**
- * `map` lines from each path a service serves to the methods its own 405 names there (the
- * registry's `allow`): only where nginx routes the path to that service, with the trailing slash
- * Express also takes when nginx routes that form there too. Paths with more literal segments
- * first, as nginx takes the first regex that matches (`/v1/contacts/by-id/x` before
- * `/v1/contacts/{externalId}`).
+ * Each path a service serves, where nginx routes that path to that service: its Express path
+ * (`route`), the methods its own 405 names there (the registry's `allow`) and the regex nginx
+ * matches the raw request URI with, taking the trailing slash Express also takes when nginx
+ * routes that form there too. Paths with more literal segments first, as nginx takes the first
+ * regex that matches (`/v1/contacts/by-id/x` before `/v1/contacts/{externalId}`).
  */
-export function allowMapLines(services = stackServices) {
+function servedPaths(services) {
   return services
     .flatMap((service) =>
       (service.allow ?? []).flatMap(({ path: route, methods }) => {
@@ -91,13 +91,26 @@ export function allowMapLines(services = stackServices) {
           {
             literal: route.split('/').filter((segment) => !segment.startsWith(':')).length,
             pattern: `^${pattern}${slash}(\\?.*)?$`,
+            route,
             methods: methods.join(', '),
           },
         ];
       }),
     )
-    .sort((a, b) => b.literal - a.literal)
+    .sort((a, b) => b.literal - a.literal);
+}
+
+/** `map` lines from each path a service serves to the methods its own 405 names there. */
+export function allowMapLines(services = stackServices) {
+  return servedPaths(services)
     .map(({ pattern, methods }) => `    "~${pattern}" "${methods}";`)
+    .join('\n');
+}
+
+/** `map` lines from each path a service serves to its pattern, for the access log. */
+export function routeMapLines(services = stackServices) {
+  return servedPaths(services)
+    .map(({ pattern, route }) => `    "~${pattern}" "${route}";`)
     .join('\n');
 }
 
@@ -141,6 +154,7 @@ export function renderNginxConf() {
     UPSTREAMS: upstreams,
     ROUTES: routes,
     ALLOW_MAP: allowMapLines(),
+    ROUTE_MAP: routeMapLines(),
   });
 }
 

@@ -74,6 +74,11 @@ function heraldConf() {
     "timezone = 'UTC'",
     "log_timezone = 'UTC'",
     "log_line_prefix = '%m [%p] %q%u@%d '",
+    // An error's DETAIL, CONTEXT and QUERY can quote a row's values (`Key (tenant_id,
+    // email_key)=(…, ada@example.com) already exists.`, `Failing row contains (…)`). The
+    // STATEMENT logged with an error is SQL text whose values are all parameters, and parameters
+    // are never logged (log_parameter_max_length_on_error 0; no statement logging).
+    "log_error_verbosity = 'terse'",
     '',
   ].join('\n');
 }

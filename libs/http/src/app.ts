@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from '@herald/errors';
 import { requestLog, type Logger, type RequestLogOptions } from './logger.js';
+import { refuseDotSegments } from './raw-path.js';
 
 /** A named dependency check for /readyz; it rejects when the dependency is unreachable. */
 export type ReadinessCheck = () => Promise<unknown>;
@@ -46,6 +47,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
 
   // Request ids and the request log in one middleware: one layer fewer on every request.
   app.use(requestLog(logger, options.requestLog));
+  // Before any route or guard: a path with `.` or `..` segments is refused, not resolved.
+  app.use(refuseDotSegments);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -18,6 +18,12 @@ export const payloadTooLargeExample = {
   message: 'The request body is larger than 1 MiB.',
 };
 
+/** The answer to a path with a `.` or `..` segment, from the ingress or any service. */
+export const dotSegmentExample = {
+  code: 'validation_error',
+  message: 'the request path must not have a "." or ".." segment',
+};
+
 /**
  * The error middleware's answer to an unexpected failure: taken from it directly (no service of
  * the stack fails on purpose), as every service mounts it.

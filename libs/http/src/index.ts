@@ -8,6 +8,7 @@ export {
 export { jsonBody, MAX_BODY_BYTES } from './body.js';
 export { publicCors } from './cors.js';
 export { createLogger, type Logger, type RequestLogOptions } from './logger.js';
+export { hasDotSegment, refuseDotSegments } from './raw-path.js';
 export { REQUEST_ID_HEADER, requestId } from './request-id.js';
 export { startServer, type RunningServer, type ServerOptions } from './server.js';
 export { formatPath, parseOrThrow } from './validate.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   badGatewayPage,
+  dotSegmentExample,
   gatewayTimeoutPage,
   internalErrorExample,
   methodNotAllowedExample,
@@ -190,6 +191,13 @@ const ERROR_COMPONENTS = new Map<z.ZodType, string>([
 function withCommonAnswers(op: ApiOperation): ApiOperation['responses'] {
   const error = errorSchemas.standardError;
   const common: ApiOperation['responses'] = {
+    // Any path can be sent with a dot-segment or broken percent-encoding.
+    400: {
+      description:
+        'validation_error: the path has a `.` or `..` segment (`%2e` and `%2F` count) or malformed percent-encoding',
+      schema: error,
+      example: dotSegmentExample,
+    },
     404: {
       description: 'not_found: no such route (or no such resource where the path names one)',
       schema: error,

@@ -1,6 +1,4 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { errors } from '@herald/errors';
 import {
   createHttpApp,
@@ -9,17 +7,9 @@ import {
   startServer,
   type RunningServer,
 } from '../src/index.js';
+import { loggerToLines } from './log-lines.js';
 
-const lines: string[] = [];
-const logger = pino(
-  { level: 'info' },
-  new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      lines.push(chunk.toString());
-      cb();
-    },
-  }),
-);
+const { logger, lines } = loggerToLines();
 
 let running: RunningServer | undefined;
 afterEach(async () => {

@@ -148,7 +148,7 @@ describe('buildOpenApi and the shared policy', () => {
     ]);
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking a JSON document
     const paths = doc.paths as Record<string, Record<string, any>>;
-    const common = ['404', '405', '500', '502', '503', '504'];
+    const common = ['400', '404', '405', '500', '502', '503', '504'];
     const codes = (path: string, method: string) =>
       Object.keys(paths[path]![method].responses)
         .filter((c) => !common.includes(c) && c !== '413')

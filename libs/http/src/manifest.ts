@@ -86,6 +86,11 @@ export interface RouteSpec {
   pathParameters?: ApiOperation['pathParameters'];
   /** The body schema; a route with one gets the JSON body rules (Content-Type, 1 MiB). */
   requestBody?: z.ZodType;
+  /**
+   * How a 400 about a value in the body names where it is, from its path, when not as
+   * `body.email` or `body[2]`.
+   */
+  bodyFieldName?: (path: readonly PropertyKey[]) => string;
   /** A body the local stack accepted, for the reference (checked against `requestBody`). */
   requestExample?: unknown;
   /** Status → answer; documented for public and operator routes. */

@@ -277,6 +277,10 @@ const STORABLE_JSON_VALUE = {
   ],
 };
 
+/** What every body must be besides its schema (jsonBody): no pattern says it for every client. */
+const REQUEST_BODY =
+  'JSON in UTF-8 in which every string and key is well-formed Unicode: an unpaired surrogate (such as the escape `\\ud800` alone) is a 400';
+
 const ALLOW_HEADER = {
   description: 'the methods the path takes (RFC 9110)',
   schema: { type: 'string' },
@@ -367,6 +371,7 @@ export function buildOpenApi(
         ...(op.requestBody
           ? {
               requestBody: {
+                description: REQUEST_BODY,
                 required: true,
                 content: {
                   'application/json': {

@@ -164,7 +164,7 @@ export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
         ...(spec.requestBody && spec.audience === 'public' && options.admission
           ? [options.admission]
           : []),
-        ...(spec.requestBody ? jsonBody() : []),
+        ...(spec.requestBody ? jsonBody(spec.bodyFieldName) : []),
         handler as RequestHandler,
       );
     }

@@ -170,6 +170,24 @@ describe('resolving identities', () => {
     ]);
   });
 
+  it('when a value holds an unpaired surrogate, then 400 naming it: the one answer would be for its U+FFFD form', async () => {
+    const w = await world();
+
+    const res = await svc.resolve({
+      tenantId: w.tenantId,
+      items: [{ contactExternalId: 'ext-1' }, { contactEmail: `lone\ud800${w.email}` }],
+    });
+
+    expect({ status: res.status, body: await res.json() }).toStrictEqual({
+      status: 400,
+      body: {
+        code: 'validation_error',
+        message:
+          'body.items[1].contactEmail: must be well-formed Unicode, without an unpaired surrogate',
+      },
+    });
+  });
+
   it("when another tenant's Contacts and organizations are named, then nothing resolves", async () => {
     const a = await world();
     const b = svc.newTenant();

@@ -144,6 +144,8 @@ describe('creating an organization', () => {
     ['an empty externalId', 'body.externalId', { externalId: '' }],
     ['an externalId of 256 characters', 'body.externalId', { externalId: 'o'.repeat(256) }],
     ['an externalId with a control character', 'body.externalId', { externalId: 'a\u0000b' }],
+    ['an externalId with an unpaired surrogate', 'body.externalId', { externalId: 'x\udc00' }],
+    ['a name with an unpaired surrogate', 'body.name', { externalId: 'org-1', name: 'G\ud800' }],
     ['a numeric externalId', 'body.externalId', { externalId: 42 }],
     ['a null externalId', 'body.externalId', { externalId: null }],
     ['an empty name', 'body.name', { externalId: 'org-1', name: '' }],
@@ -160,6 +162,23 @@ describe('creating an organization', () => {
     const error = await res.json();
     expect(error).toStrictEqual({ code: 'validation_error', message: expect.any(String) });
     expect(error.message).toMatch(new RegExp(`^${field.replace('.', '\\.')}:`));
+    expect(await organizationsOf(tenantId)).toEqual([]);
+  });
+
+  it('when externalIds differ only in an unpaired surrogate, then each is a 400, not one organization and a 409', async () => {
+    const { tenantId } = svc.newTenant();
+
+    for (const externalId of ['x\ud800', 'x\udc00']) {
+      const res = await create(tenantId, { externalId });
+
+      expect({ status: res.status, body: await res.json() }).toStrictEqual({
+        status: 400,
+        body: {
+          code: 'validation_error',
+          message: 'body.externalId: must be well-formed Unicode, without an unpaired surrogate',
+        },
+      });
+    }
     expect(await organizationsOf(tenantId)).toEqual([]);
   });
 

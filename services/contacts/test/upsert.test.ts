@@ -467,6 +467,13 @@ describe('validation: 400 validation_error naming the field, nothing stored', ()
     ['a name of 257 characters', 'body.name', { email: 'a@example.com', name: 'n'.repeat(257) }],
     ['an empty name', 'body.name', { email: 'a@example.com', name: '' }],
     ['a name with U+0000', 'body.name', { email: 'a@example.com', name: 'Ada\u0000' }],
+    ['an email with an unpaired surrogate', 'body.email', { email: 'lone\ud800@example.com' }],
+    ['a name with an unpaired surrogate', 'body.name', { email: 'a@example.com', name: 'A\udc00' }],
+    [
+      'an unknown field with an unpaired surrogate in a key',
+      'body.traits',
+      { email: 'a@example.com', traits: { 'plan\ud800': 'pro' } },
+    ],
     ['a name that is a number', 'body.name', { email: 'a@example.com', name: 42 }],
     ['a name that is an object', 'body.name', { email: 'a@example.com', name: { first: 'A' } }],
     ['a phone without +', 'body.phone', { email: 'a@example.com', phone: '4915112345678' }],
@@ -642,6 +649,91 @@ describe('validation: 400 validation_error naming the field, nothing stored', ()
 
     expect(res.status).toBe(201);
     expect(await res.json()).toMatchObject(fields);
+  });
+});
+
+describe('text that is not well-formed Unicode: 400, never stored as U+FFFD', () => {
+  const NOT_WELL_FORMED = 'must be well-formed Unicode, without an unpaired surrogate';
+
+  it('when emails differ only in an unpaired surrogate, then each is a 400 and no Contact is made', async () => {
+    const { tenantId, token } = svc.newTenant();
+    const unique = uniqueEmail('lone').split('@')[0]!;
+
+    for (const surrogate of ['\\ud800', '\\udc00', '\\ud801']) {
+      // JSON escapes, as the caller wrote them.
+      const rawBody = `{"email":"lone${surrogate}-${unique}@x.com"}`;
+      const res = await svc.request('POST', '/v1/contacts', {
+        token,
+        rawBody,
+        headers: { 'content-type': 'application/json' },
+      });
+
+      expect({ status: res.status, body: await res.json() }).toStrictEqual({
+        status: 400,
+        body: { code: 'validation_error', message: `body.email: ${NOT_WELL_FORMED}` },
+      });
+    }
+    expect(await rowsOf(tenantId)).toEqual([]);
+  });
+
+  it.each([
+    ['email', { email: 'a\udfff@example.com' }],
+    ['name', { email: 'a@example.com', name: 'Ada \ud83d' }],
+    ['phone', { email: 'a@example.com', phone: '+49\ud800' }],
+    ['timeZone', { email: 'a@example.com', timeZone: 'Europe/Berlin\udc00' }],
+  ])('PUT: when %s holds an unpaired surrogate, then 400 naming it', async (field, body) => {
+    const { tenantId, token } = svc.newTenant();
+
+    const res = await put(token, 'user-1', body);
+
+    expect(await res.json()).toStrictEqual({
+      code: 'validation_error',
+      message: `body.${field}: ${NOT_WELL_FORMED}`,
+    });
+    expect(await rowsOf(tenantId)).toEqual([]);
+  });
+
+  it('when the body bytes are not UTF-8, then 400, not a Contact whose email holds U+FFFD', async () => {
+    const { tenantId, token } = svc.newTenant();
+    const unique = uniqueEmail('raw').split('@')[0]!;
+
+    for (const bytes of ['eda080', 'eda081', 'ff']) {
+      const res = await fetch(`${svc.url}/v1/contacts`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: Buffer.concat([
+          Buffer.from(`{"email":"${unique}`),
+          Buffer.from(bytes, 'hex'),
+          Buffer.from('@x.com"}'),
+        ]),
+      });
+
+      expect({ status: res.status, body: await res.json() }).toStrictEqual({
+        status: 400,
+        body: { code: 'validation_error', message: 'request body is not valid UTF-8' },
+      });
+    }
+    expect(await rowsOf(tenantId)).toEqual([]);
+  });
+
+  it('when the externalId in the path percent-encodes a surrogate (%ED%A0%80, not UTF-8), then 400 on every route', async () => {
+    const { tenantId, token } = svc.newTenant();
+    const id = 'x%ED%A0%80';
+
+    const answers = [
+      await svc.request('PUT', `/v1/contacts/${id}`, { token, body: { email: 'a@example.com' } }),
+      await svc.request('GET', `/v1/contacts/${id}`, { token }),
+      await svc.request('GET', `/v1/contacts/${id}/export`, { token }),
+      await svc.request('POST', `/v1/contacts/${id}/erase`, { token }),
+    ];
+
+    for (const res of answers) {
+      expect({ status: res.status, body: await res.json() }).toStrictEqual({
+        status: 400,
+        body: { code: 'validation_error', message: 'the path has malformed percent-encoding' },
+      });
+    }
+    expect(await rowsOf(tenantId)).toEqual([]);
   });
 });
 

@@ -32,18 +32,41 @@ export function isCalendarDate(value: string): boolean {
   return d <= days;
 }
 
+/** The first and the last instant whose UTC date-time has a four-digit year. */
+export const EARLIEST_OCCURRED_AT = '0000-01-01T00:00:00.000Z';
+export const LATEST_OCCURRED_AT = '9999-12-31T23:59:59.999Z';
+const EARLIEST_MS = Date.parse(EARLIEST_OCCURRED_AT);
+const LATEST_MS = Date.parse(LATEST_OCCURRED_AT);
+
+/**
+ * Whether the instant of a value z.iso.datetime accepted lies in the years 0000 to 9999 in UTC:
+ * outside them it has no RFC 3339 form in UTC, the one it is stored and written back in
+ * (JavaScript writes `-000001-…` or `+010000-…`). An offset moves the instant by less than a
+ * day, so only the years 0000 and 9999 need a Date.
+ */
+export function isWithinFourDigitYears(value: string): boolean {
+  const year = digits(value, 0, 4);
+  if (year > 0 && year < 9999) return true;
+  const at = Date.parse(value);
+  return at >= EARLIEST_MS && at <= LATEST_MS;
+}
+
 const OCCURRED_AT_FORMAT =
   'must be an RFC 3339 date-time with an offset, e.g. 2026-03-04T05:06:07.123Z';
 
 /**
  * RFC 3339 with an explicit offset (`Z` or `+hh:mm`); impossible dates (February 30, hour 25)
- * fail the format or the round trip through Date. RFC 3339 §5.6 allows a lower-case `t` and `z`:
+ * fail the format or the round trip through Date, and so does an instant outside the years 0000
+ * to 9999 in UTC. RFC 3339 §5.6 allows a lower-case `t` and `z`:
  * the value is upper-cased first (nothing else in it has a case). The OpenAPI document shows the
  * input: a string of format `date-time` (which allows the lower case too).
  */
 export const occurredAt = z
   .string({ error: OCCURRED_AT_FORMAT })
-  .meta({ format: 'date-time' })
+  .meta({
+    format: 'date-time',
+    description: `with an offset; the instant in UTC from ${EARLIEST_OCCURRED_AT} to ${LATEST_OCCURRED_AT}`,
+  })
   .transform((value) => value.toUpperCase())
   .pipe(
     z.iso.datetime({
@@ -51,7 +74,11 @@ export const occurredAt = z
       error: OCCURRED_AT_FORMAT,
     }),
   )
-  .refine(isCalendarDate, 'must be a real RFC 3339 date-time');
+  .refine(isCalendarDate, 'must be a real RFC 3339 date-time')
+  .refine(
+    isWithinFourDigitYears,
+    `must be an instant from ${EARLIEST_OCCURRED_AT} to ${LATEST_OCCURRED_AT} in UTC`,
+  );
 
 // These checks run on every Event of a request, so they walk the value in place: no arrays of
 // entries, values or pairs, which were a fifth of what recording a large array allocated.

@@ -15,7 +15,7 @@ import {
   type RouteSpec,
 } from '@herald/http';
 import { TOPICS } from '@herald/messages';
-import { EVENT_ROUTES, type EventRoute } from './domain/event-batch.js';
+import { EVENT_ROUTES, eventFieldName, type EventRoute } from './domain/event-batch.js';
 import { acceptedResponse, eventNamesResponse, MAX_EVENTS_PER_REQUEST } from './schemas.js';
 import { configSchema, relayConfigSchema } from './config.js';
 import {
@@ -47,6 +47,7 @@ function eventRoute<const R extends EventRoute>(route: R, summary: string, names
     summary,
     description: `${names} Send one Event or an array of up to 1,000; the request is all or nothing. Give each Event a \`dedupKey\` and resend a failed or unanswered request with the same keys: an Event is recorded once per key inside the dedup window, and the 202 says so however often it is sent.`,
     requestBody: requestBody(EVENT_ROUTES[route]),
+    bodyFieldName: eventFieldName,
     requestExample: requestExamples[route],
     responses: {
       202: {

@@ -55,6 +55,9 @@ function nestedObjects(depth: number): Record<string, unknown> {
 const nestedArrays = (depth: number) =>
   JSON.parse(`{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`) as Record<string, unknown>;
 
+const WELL_FORMED_TEXT = 'must be well-formed Unicode, without an unpaired surrogate';
+const WELL_FORMED = new RegExp(`^${WELL_FORMED_TEXT}$`);
+
 /** [what, the invalid change to a valid Event, the field the message names, its text]. */
 const RULES: Array<[string, Record<string, unknown>, string, RegExp]> = [
   ['occurredAt is missing', { occurredAt: undefined }, 'occurredAt', /^is required$/],
@@ -86,6 +89,18 @@ const RULES: Array<[string, Record<string, unknown>, string, RegExp]> = [
     { occurredAt: 1772600767123 },
     'occurredAt',
     /^must be an RFC 3339 date-time with an offset/,
+  ],
+  [
+    'occurredAt is in year 0000 at an offset that reaches year -1 in UTC',
+    { occurredAt: '0000-01-01T00:00:00+01:00' },
+    'occurredAt',
+    /^must be an instant from 0000-01-01T00:00:00\.000Z to 9999-12-31T23:59:59\.999Z in UTC$/,
+  ],
+  [
+    'occurredAt is on 9999-12-31 at an offset that reaches year 10000 in UTC',
+    { occurredAt: '9999-12-31T23:59:59-00:01' },
+    'occurredAt',
+    /^must be an instant from 0000-01-01T00:00:00\.000Z to 9999-12-31T23:59:59\.999Z in UTC$/,
   ],
   ['eventName is missing', { eventName: undefined }, 'eventName', /^is required$/],
   ['eventName is empty', { eventName: '' }, 'eventName', />=1/],
@@ -154,6 +169,25 @@ const RULES: Array<[string, Record<string, unknown>, string, RegExp]> = [
     'organizationExternalId',
     />=1/,
   ],
+  // Text UTF-8 cannot encode: stored, it would become U+FFFD and match other values.
+  ['eventName holds a high surrogate alone', { eventName: 'a\ud800b' }, 'eventName', WELL_FORMED],
+  ['eventName holds a low surrogate alone', { eventName: 'a\udc00b' }, 'eventName', WELL_FORMED],
+  ['dedupKey holds a surrogate alone', { dedupKey: 'k\udbff' }, 'dedupKey', WELL_FORMED],
+  ['occurredAt holds a surrogate alone', { occurredAt: '2026\ud800' }, 'occurredAt', WELL_FORMED],
+  [
+    'organizationExternalId holds a surrogate alone',
+    { organizationExternalId: 'acme\udfff' },
+    'organizationExternalId',
+    WELL_FORMED,
+  ],
+  [
+    'a properties key holds a surrogate alone',
+    { properties: { ok: 1, 'k\ud800': 1 } },
+    'properties',
+    /^has a key that is not well-formed Unicode/,
+  ],
+  ['contactId holds a surrogate alone', { contactId: 'c\ud800' }, 'contactId', WELL_FORMED],
+  ['a field no route reads holds a surrogate alone', { note: '\ud800' }, 'note', WELL_FORMED],
   ['contactId is missing', { contactId: undefined }, 'contactId', /^is required$/],
   ['contactId is a number', { contactId: 12 }, 'contactId', /expected string, received number/],
   ['contactId is an object', { contactId: { id: 'x' } }, 'contactId', /expected string/],
@@ -332,10 +366,11 @@ describe('the limits themselves are accepted', () => {
   });
 });
 
-describe('occurredAt at the ends of what RFC 3339 can write', () => {
-  // Year 0000 is 1 BC, and 9999-12-31 at a negative offset is in year 10000: JavaScript writes
-  // both in forms PostgreSQL refuses, which once answered 500.
+describe('occurredAt at the ends of the years 0000 to 9999 in UTC', () => {
+  // Year 0000 is 1 BC: JavaScript writes it in a form PostgreSQL refuses, which once answered 500.
   it.each([
+    ['at the first instant', '0000-01-01T00:00:00Z', '0000-01-01T00:00:00.000Z'],
+    ['in year 0000 at a negative offset', '0000-01-01T00:00:00-01:00', '0000-01-01T01:00:00.000Z'],
     ['in year 0000', '0000-06-01T12:00:00Z', '0000-06-01T12:00:00.000Z'],
     [
       'in year 0001 at an offset that reaches year 0000',
@@ -343,10 +378,11 @@ describe('occurredAt at the ends of what RFC 3339 can write', () => {
       '0000-12-31T23:59:01.000Z',
     ],
     [
-      'on 9999-12-31 at an offset that reaches year 10000',
-      '9999-12-31T23:59:59-23:59',
-      '+010000-01-01T23:58:59.000Z',
+      'at the last millisecond, with digits beyond it cut',
+      '9999-12-31T23:59:59.9999Z',
+      '9999-12-31T23:59:59.999Z',
     ],
+    ['on 9999-12-31 at a positive offset', '9999-12-31T23:59:59+23:59', '9999-12-31T00:00:59.000Z'],
   ])('when occurredAt is %s, then 202 and the instant is stored', async (_, sent, stored) => {
     const { tenantId: own, token: ownToken } = svc.newTenant();
     const contact = await svc.contacts.createContact(own, { externalId: 'far-dates' });
@@ -359,9 +395,22 @@ describe('occurredAt at the ends of what RFC 3339 can write', () => {
     expect(res.status).toBe(202);
     const { events, outbox } = await storedState(svc.pool, own);
     expect(events.map((e) => e.occurred_at.getTime()).sort((a, b) => a - b)).toEqual(
-      [new Date(sent).getTime(), Date.parse('2026-03-04T05:06:07.123Z')].sort((a, b) => a - b),
+      [Date.parse(stored), Date.parse('2026-03-04T05:06:07.123Z')].sort((a, b) => a - b),
     );
     expect(outbox.map((m) => JSON.parse(m.value).occurredAt)).toContain(stored);
+  });
+
+  // JavaScript writes these instants as `-000001-12-31T…` and `+010000-01-01T…`: not RFC 3339.
+  it.each([
+    ['in year 0000 at an offset that reaches year -1 (2 BC)', '0000-01-01T00:00:00+00:01'],
+    ['on 9999-12-31 at an offset that reaches year 10000', '9999-12-31T23:59:59-23:59'],
+    ['in lower case, reaching year 10000', '9999-12-31t23:30:00-00:30'],
+  ])('when occurredAt is %s, then 400 and nothing recorded', async (_, sent) => {
+    await expect400(
+      'by-contact-id',
+      [valid(), { ...valid(), occurredAt: sent }],
+      'events[1].occurredAt: must be an instant from 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z in UTC',
+    );
   });
 });
 
@@ -392,5 +441,62 @@ describe('occurredAt in lower case (RFC 3339 §5.6 allows `t` and `z`)', () => {
       { ...valid(), occurredAt: '2026-02-30t00:00:00z' },
       /occurredAt: .*date/i,
     );
+  });
+});
+
+describe('text that is not well-formed Unicode (an unpaired surrogate)', () => {
+  const common = { eventName: 'x', occurredAt: '2026-03-04T05:06:07Z' };
+
+  it.each([
+    ['by-external-id', { contactExternalId: 'user-1\ud800' }, 'contactExternalId'],
+    ['by-email', { contactEmail: 'lone\udc00@example.com' }, 'contactEmail'],
+    ['by-organization', { organizationExternalId: 'acme\ud801' }, 'organizationExternalId'],
+  ])(
+    'when %s gets an identity field holding one, then 400 naming it',
+    async (route, identity, field) => {
+      await expect400(route, { ...common, ...identity }, `event.${field}: ${WELL_FORMED_TEXT}`);
+      await expect400(
+        route,
+        [{ ...common, ...identity }],
+        `events[0].${field}: ${WELL_FORMED_TEXT}`,
+      );
+    },
+  );
+
+  it('when a value deep in properties holds one, then 400 naming its place', async () => {
+    await expect400(
+      'by-contact-id',
+      [valid(), { ...valid(), properties: { a: [{ b: 'ok' }, { b: 'x\udfff' }] } }],
+      `events[1].properties.a[1].b: ${WELL_FORMED_TEXT}`,
+    );
+  });
+
+  it('when an Event before it breaks another rule, then the text is named: it is checked first', async () => {
+    await expect400(
+      'by-contact-id',
+      [
+        { ...valid(), eventName: '' },
+        { ...valid(), eventName: '\ud800' },
+      ],
+      `events[1].eventName: ${WELL_FORMED_TEXT}`,
+    );
+  });
+
+  it('when strings and keys hold escaped surrogate pairs, then 202 and they are stored', async () => {
+    const { tenantId: own, token: ownToken } = svc.newTenant();
+    const contact = await svc.contacts.createContact(own, { externalId: 'pairs' });
+    const event = `{"contactId":"${contact.id}","eventName":"smile \\ud83d\\ude00","occurredAt":"2026-03-04T05:06:07Z","properties":{"\\uD83D\\uDE00":"\\ud83d\\ude00"}}`;
+
+    const res = await svc.request('POST', '/v1/events/by-contact-id', {
+      token: ownToken,
+      rawBody: event,
+      headers: { 'content-type': 'application/json' },
+    });
+
+    expect(res.status).toBe(202);
+    const { events } = await storedState(svc.pool, own);
+    expect(events.map((e) => [e.event_name, JSON.parse(e.properties!)])).toEqual([
+      ['smile 😀', { '😀': '😀' }],
+    ]);
   });
 });

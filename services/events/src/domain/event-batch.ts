@@ -76,6 +76,15 @@ function parseEvent(route: EventRoute, input: unknown, where: string): EventInpu
 }
 
 /**
+ * How a 400 names a place in an Event route's body, from its path: `events[3].properties` in an
+ * array, `event.properties` in a single object, as the messages of parseEventBatch do.
+ */
+export function eventFieldName(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return 'body';
+  return typeof path[0] === 'number' ? `events${formatPath(path)}` : `event.${formatPath(path)}`;
+}
+
+/**
  * Parses a request body: one Event object, or an array of 1..1,000 of them. A 400's message
  * names the first invalid Event and its first invalid field: `event.occurredAt: ...` for a single
  * object, `events[3].occurredAt: ...` for an array (the index is the Event's position in it),

@@ -4,7 +4,8 @@ import { MAX_BODY_BYTES } from './body.js';
 
 export interface BodyAdmissionOptions {
   /**
-   * Request bodies (by Content-Length) being handled at once, in bytes. A request that would go
+   * Request bodies (by Content-Length; a compressed one counts as the largest body accepted)
+   * being handled at once, in bytes. A request that would go
    * over waits, in arrival order, before its body is read; one larger than the whole budget
    * waits until nothing else is in flight and then goes alone.
    */
@@ -27,6 +28,11 @@ export interface BodyAdmission {
 interface Waiter {
   bytes: number;
   admit: () => void;
+}
+
+/** Whether the body is sent compressed (any Content-Encoding but identity). */
+function isEncoded(contentEncoding: string | undefined): boolean {
+  return contentEncoding !== undefined && contentEncoding.trim().toLowerCase() !== 'identity';
 }
 
 /**
@@ -70,8 +76,13 @@ export function bodyAdmission(options: BodyAdmissionOptions): BodyAdmission {
 
   const handler: RequestHandler = (req, res, next) => {
     const length = Number(req.get('content-length'));
-    // Chunked or unknown: counted as the largest body the parser accepts.
-    const declared = Number.isSafeInteger(length) && length >= 0 ? length : MAX_BODY_BYTES;
+    // Chunked or unknown: counted as the largest body the parser accepts. So is a compressed
+    // body: what the process holds is the inflated body, which may be up to a thousand times
+    // the bytes sent (the parser stops it at the limit).
+    const declared =
+      Number.isSafeInteger(length) && length >= 0 && !isEncoded(req.get('content-encoding'))
+        ? length
+        : MAX_BODY_BYTES;
     const bytes = Math.min(declared, maxBytesInFlight);
     const enter = () => {
       res.once('close', take(bytes));

@@ -2,6 +2,7 @@
 // arrival order with their bodies unread.
 import { afterEach, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import {
   bodyAdmission,
@@ -121,6 +122,29 @@ describe('bodyAdmission', () => {
     handled.answer('c');
     expect((await b).status).toBe(200);
     expect(await (await c).json()).toEqual({ name: 'c' });
+  });
+
+  it('when a body is sent compressed, then it is charged the largest body the parser accepts, not its compressed size', async () => {
+    const { url, admission, handled } = await start(4 * 1024 * 1024);
+    // About 1,000 KiB of JSON that gzip squeezes about a thousandfold.
+    const inflated = body('zipped', 1_000_000);
+    const compressed = gzipSync(inflated);
+    expect(compressed.length).toBeLessThan(inflated.length / 500);
+
+    const answer = fetch(`${url}/work`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: compressed,
+    });
+    await until(() => handled.entered.length === 1);
+
+    expect(admission.state()).toEqual({
+      bytesInFlight: 1024 * 1024,
+      requestsInFlight: 1,
+      waiting: 0,
+    });
+    handled.answer('zipped');
+    expect((await answer).status).toBe(200);
   });
 
   it('when a request is larger than the whole budget, then it goes alone once nothing else is in flight', async () => {

@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { errorHandler, notFoundHandler } from '@herald/errors';
 import { requestLog, type Logger, type RequestLogOptions } from './logger.js';
 import { refuseDotSegments } from './raw-path.js';
@@ -32,6 +32,11 @@ async function runCheck(check: ReadinessCheck, timeoutMs: number): Promise<boole
   }
 }
 
+const noStore: RequestHandler = (_req, res, next) => {
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+};
+
 /**
  * The Express 5 app every Herald service is built on: request ids, JSON request logs,
  * health routes, the service's routes, then 404 and the one error handler.
@@ -49,6 +54,9 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use(requestLog(logger, options.requestLog));
   // Before any route or guard: a path with `.` or `..` segments is refused, not resolved.
   app.use(refuseDotSegments);
+  // Answers carry Contacts, their identifiers and secrets: no cache or proxy keeps them unless a
+  // route says otherwise (the JWKS, the rendered reference).
+  app.use(noStore);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -40,6 +40,9 @@ async function start(readiness: Record<string, () => Promise<unknown>> = {}) {
         if (wait) await new Promise((r) => setTimeout(r, wait));
         res.status(status ?? 200).json({ id: req.params.id });
       });
+      app.get('/cacheable', (_req, res) => {
+        res.set('Cache-Control', 'public, max-age=300').json({ keys: [] });
+      });
       app.use('/public', publicCors(['POST']));
       app.post('/public', () => {
         throw errors.unauthenticated();
@@ -59,6 +62,26 @@ describe('createHttpApp', () => {
     expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     const hostile = await fetch(`${url}/healthz`, { headers: { 'X-Request-Id': 'a b;"<script>' } });
     expect(hostile.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('when any route answers, errors and unknown paths included, then Cache-Control is no-store unless the route sets its own', async () => {
+    const url = await start();
+    const answers = [
+      await fetch(`${url}/echo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"email":"someone@example.com"}',
+      }),
+      await fetch(`${url}/public`, { method: 'POST' }),
+      await fetch(`${url}/no-such-route/someone@example.com`),
+    ];
+    expect(answers.map((r) => r.headers.get('cache-control'))).toEqual([
+      'no-store',
+      'no-store',
+      'no-store',
+    ]);
+    const cacheable = await fetch(`${url}/cacheable`);
+    expect(cacheable.headers.get('cache-control')).toBe('public, max-age=300');
   });
 
   it('when a request is served, then one JSON log line carries its request id and no raw URL', async () => {

@@ -58,6 +58,23 @@ describe('upserting and reading Contacts through the ingress', () => {
     expect(await byId.json()).toStrictEqual(contact);
   });
 
+  it('when an answer carries a Contact or names one (PUT, POST, GET, 404, 409), then it says Cache-Control: no-store', async () => {
+    const externalId = `private-${randomUUID()}`;
+    const email = uniqueEmail('private');
+    const created = await put(token, externalId, { email });
+    const { id } = await created.json();
+    const answers = [
+      created,
+      await post(token, { email }),
+      await get(token, `/v1/contacts/${externalId}`),
+      await get(token, `/v1/contacts/by-id/${id}`),
+      await get(token, `/v1/contacts/nobody-${randomUUID()}`),
+      await put(token, `other-${randomUUID()}`, { email }),
+    ];
+    expect(answers.map((r) => r.status)).toStrictEqual([201, 200, 200, 200, 404, 409]);
+    for (const res of answers) expect(res.headers.get('cache-control')).toBe('no-store');
+  });
+
   it('when an existing Contact is PUT with a change, then 200: omitted fields kept, null clears, createdAt kept', async () => {
     const externalId = `user-${randomUUID()}`;
     const email = uniqueEmail('change');

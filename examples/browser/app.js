@@ -1,14 +1,16 @@
 // The page's script: the SDK's browser build (ES modules, no bundler needed), a publishable key,
-// one Event per click. The SDK exchanges the key for an access token on the first call and keeps
+// one Event per click about the Contact whose Herald id the page was given. A publishable key
+// names Contacts by that id only: an id is a random UUID, so the key tells no visitor whether an
+// email or a user id of their choosing is someone's. The SDK exchanges the key for an access token on the first call and keeps
 // it; every Event gets a dedupKey, so the SDK's resends (timeouts, 429, 5xx) never record it twice.
 import { HeraldClient, HeraldError } from './herald-client/index.js';
 
 const form = document.querySelector('#record');
 const status = document.querySelector('#status');
 
-// Fill the fields from the address: ?url=…&key=pk_…&user=…&event=…
+// Fill the fields from the address: ?url=…&key=pk_…&contact=…&event=…
 const query = new URLSearchParams(location.search);
-for (const name of ['url', 'key', 'user', 'event']) {
+for (const name of ['url', 'key', 'contact', 'event']) {
   if (query.has(name)) form.elements[name].value = query.get(name);
 }
 
@@ -27,13 +29,13 @@ function show(state, text) {
 
 form.addEventListener('submit', async (event) => {
   event.preventDefault();
-  const { url, key, user, event: eventName } = Object.fromEntries(new FormData(form));
+  const { url, key, contact, event: eventName } = Object.fromEntries(new FormData(form));
   show('sending', 'Sending…');
   try {
     const herald = clientFor(url, key);
     const dedupKey = crypto.randomUUID();
-    const { accepted } = await herald.events.byExternalId({
-      contactExternalId: user,
+    const { accepted } = await herald.events.byContactId({
+      contactId: contact,
       eventName,
       occurredAt: new Date(),
       dedupKey,
@@ -42,8 +44,9 @@ form.addEventListener('submit', async (event) => {
     show('recorded', `Recorded (${accepted} Event, dedupKey ${dedupKey}).`);
   } catch (error) {
     if (error instanceof HeraldError) {
-      // e.g. 422 unresolved_identity: no Contact with this externalId; 401 invalid_client: a
-      // wrong or revoked key. Quote the request id when asking for support.
+      // e.g. 422 unresolved_identity: no Contact with this id; 401 invalid_client: a wrong or
+      // revoked key; 403 forbidden: a page Origin the key does not allow. Quote the request id
+      // when asking for support.
       show('failed', `Not recorded: ${error.code} (${error.message}) ${error.requestId ?? ''}`);
     } else {
       show('failed', `Not recorded: ${error}`);

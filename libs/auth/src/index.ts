@@ -1,4 +1,11 @@
-export { assertScope, authenticate, principalOf } from './middleware.js';
+export {
+  IDENTIFIER_LOOKUP_REFUSED,
+  assertIdentifierLookup,
+  assertOriginAllowed,
+  assertScope,
+  authenticate,
+  principalOf,
+} from './middleware.js';
 export { DEFAULT_SECRET_KEY_SCOPES, PUBLISHABLE_KEY_SCOPES, SCOPES, type Scope } from './scopes.js';
 export {
   CLAIMS,
@@ -7,7 +14,9 @@ export {
   TOKEN_ALGORITHM,
   TOKEN_TTL_SECONDS,
   TOKEN_TYPE,
+  PUBLISHABLE_CLIENT_ID_PREFIX,
   type Principal,
+  type PublishableKeyRules,
 } from './token.js';
 export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } from './verifier.js';
 export { requireAdminToken } from './admin.js';

@@ -7,7 +7,14 @@ import {
 } from 'jose';
 import { errors } from '@herald/errors';
 import type { RevocationList } from './revocations.js';
-import { CLAIMS, TOKEN_ALGORITHM, TOKEN_TYPE, type Principal } from './token.js';
+import {
+  CLAIMS,
+  PUBLISHABLE_CLIENT_ID_PREFIX,
+  TOKEN_ALGORITHM,
+  TOKEN_TYPE,
+  type Principal,
+  type PublishableKeyRules,
+} from './token.js';
 
 export interface TokenVerifierOptions {
   /** The auth service's JWKS, e.g. http://auth:8080/.well-known/jwks.json. */
@@ -67,6 +74,23 @@ function isKeySetUnavailable(err: unknown): boolean {
     err instanceof jose.JWKSInvalid ||
     err.code === 'ERR_JOSE_GENERIC'
   );
+}
+
+/** A publishable key's rules from its token's claims; a claim of the wrong type is a 401. */
+function publishableRulesOf(payload: Record<string, unknown>): PublishableKeyRules {
+  const lookup = payload[CLAIMS.identifierLookup];
+  const origins = payload[CLAIMS.allowedOrigins] ?? [];
+  if (
+    (lookup !== undefined && typeof lookup !== 'boolean') ||
+    !Array.isArray(origins) ||
+    !origins.every((o) => typeof o === 'string')
+  ) {
+    throw errors.unauthenticated();
+  }
+  return Object.freeze({
+    identifierLookup: lookup === true,
+    allowedOrigins: Object.freeze([...origins]),
+  });
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -170,6 +194,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       ) {
         throw errors.unauthenticated();
       }
+      const publishable = clientId.startsWith(PUBLISHABLE_CLIENT_ID_PREFIX)
+        ? publishableRulesOf(payload)
+        : null;
       // `exp` is required above, so jose has checked it is a number.
       const expiresAtMs = (payload.exp ?? 0) * 1000;
       // Shared by every request that presents this token: frozen so none can alter the others'.
@@ -177,6 +204,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         tenantId,
         clientId,
         scopes: new Set(scope.split(' ').filter(Boolean)),
+        publishable,
         tokenId: payload.jti,
         expiresAt: new Date(expiresAtMs),
       });

@@ -13,6 +13,8 @@ import {
 } from 'jose';
 import { errorHandler } from '@herald/errors';
 import {
+  assertIdentifierLookup,
+  assertOriginAllowed,
   assertScope,
   authenticate,
   createTokenVerifier,
@@ -60,18 +62,27 @@ afterAll(() => {
 
 function sign(
   key: SigningKey,
-  overrides: { iss?: string; aud?: string; exp?: number; scope?: string } = {},
+  overrides: {
+    iss?: string;
+    aud?: string;
+    exp?: number;
+    scope?: string;
+    clientId?: string;
+    claims?: Record<string, unknown>;
+  } = {},
 ) {
   const now = Math.floor(Date.now() / 1000);
+  const clientId = overrides.clientId ?? 'ck_test';
   return new SignJWT({
     [CLAIMS.tenantId]: TENANT,
-    [CLAIMS.clientId]: 'ck_test',
+    [CLAIMS.clientId]: clientId,
     [CLAIMS.scope]: overrides.scope ?? 'events:write',
+    ...overrides.claims,
   })
     .setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'at+jwt' })
     .setIssuer(overrides.iss ?? ISSUER)
     .setAudience(overrides.aud ?? AUDIENCE)
-    .setSubject('ck_test')
+    .setSubject(clientId)
     .setJti(crypto.randomUUID())
     .setIssuedAt(now)
     .setExpirationTime(overrides.exp ?? now + 900)
@@ -213,6 +224,54 @@ describe('createTokenVerifier with a revocation list', () => {
       status: 401,
       code: 'unauthenticated',
       message: 'the API key of this access token was revoked',
+    });
+  });
+});
+
+describe('the rules of a publishable key', () => {
+  const publishable = (claims?: Record<string, unknown>) =>
+    sign(published[0]!, { clientId: 'pk_test', ...(claims ? { claims } : {}) });
+
+  it('when a secret key presents a token, then it has no publishable rules and may look identifiers up', async () => {
+    const principal = await verifier().verify(await sign(published[0]!));
+    expect(principal.publishable).toBeNull();
+    expect(() => assertIdentifierLookup(principal)).not.toThrow();
+    expect(() => assertOriginAllowed(principal, undefined)).not.toThrow();
+  });
+
+  it('when a pk_ token carries no rule claims (as before the rules existed), then it gets the strictest: no lookups, any Origin', async () => {
+    const principal = await verifier().verify(await publishable());
+    expect(principal.publishable).toEqual({ identifierLookup: false, allowedOrigins: [] });
+    expect(() => assertIdentifierLookup(principal)).toThrow(
+      expect.objectContaining({ status: 403, code: 'forbidden' }),
+    );
+    expect(() => assertOriginAllowed(principal, 'https://anywhere.example')).not.toThrow();
+  });
+
+  it('when a pk_ token allows lookups and two Origins, then only those Origins pass, a missing one included', async () => {
+    const principal = await verifier().verify(
+      await publishable({
+        [CLAIMS.identifierLookup]: true,
+        [CLAIMS.allowedOrigins]: ['https://shop.example', 'http://localhost:5173'],
+      }),
+    );
+    expect(() => assertIdentifierLookup(principal)).not.toThrow();
+    expect(() => assertOriginAllowed(principal, 'https://shop.example')).not.toThrow();
+    expect(() => assertOriginAllowed(principal, 'HTTPS://SHOP.EXAMPLE')).not.toThrow();
+    for (const origin of ['https://evil.example', 'https://shop.example.evil', 'null', undefined]) {
+      expect(() => assertOriginAllowed(principal, origin)).toThrow(
+        expect.objectContaining({ status: 403, code: 'forbidden' }),
+      );
+    }
+  });
+
+  it.each([
+    [{ [CLAIMS.identifierLookup]: 'yes' }],
+    [{ [CLAIMS.allowedOrigins]: 'https://shop.example' }],
+    [{ [CLAIMS.allowedOrigins]: [1] }],
+  ])('when a pk_ token carries a rule claim of the wrong type (%p), then 401', async (claims) => {
+    await expect(verifier().verify(await publishable(claims))).rejects.toMatchObject({
+      status: 401,
     });
   });
 });

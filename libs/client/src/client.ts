@@ -28,12 +28,21 @@ export interface SecretKeyCredentials {
   /** `sk_…`, shown once when the key was created. */
   secret: string;
   publishableKey?: never;
+  identifierLookup?: never;
 }
 
-/** A publishable key: browsers; it can record Events (scope `events:write`) and nothing else. */
+/**
+ * A publishable key: browsers; it can record Events (scope `events:write`) and nothing else, and
+ * by default only by `contactId` (`events.byContactId`, without `organizationExternalId`).
+ */
 export interface PublishableKeyCredentials {
   /** `pk_…`: the ClientID of a publishable key, which has no secret. */
   publishableKey: string;
+  /**
+   * `true` when the key was created with identifierLookup: it may also name Contacts by email or
+   * externalId, and organizations. Without it the client refuses those calls without sending.
+   */
+  identifierLookup?: boolean;
   clientId?: never;
   secret?: never;
 }
@@ -138,7 +147,10 @@ export class HeraldClient {
     );
     this.transport.tokens = this.tokens;
     this.contacts = new Contacts(this.transport, typeof options.publishableKey === 'string');
-    this.events = new Events(this.transport);
+    this.events = new Events(
+      this.transport,
+      typeof options.publishableKey !== 'string' || options.identifierLookup === true,
+    );
   }
 
   /**
@@ -312,7 +324,32 @@ export class Contacts {
  * often the request is resent.
  */
 export class Events {
-  constructor(private readonly transport: Transport) {}
+  constructor(
+    private readonly transport: Transport,
+    /** Whether the key may name Contacts by email or externalId, and organizations. */
+    private readonly identifierLookup = true,
+  ) {}
+
+  /**
+   * Throws the API's 403 at once, sending nothing, for Events a publishable key without
+   * identifierLookup may not record: any route but by-contact-id, or an organization named.
+   */
+  assertAllowed<R extends EventRoute>(
+    route: R,
+    events: EventInput<R> | readonly EventInput<R>[],
+  ): void {
+    if (this.identifierLookup) return;
+    const list = (Array.isArray(events) ? events : [events]) as readonly EventInput<R>[];
+    const namesOrganization = list.some(
+      (event) =>
+        (event as { organizationExternalId?: unknown }).organizationExternalId !== undefined,
+    );
+    if (route === 'by-contact-id' && !namesOrganization) return;
+    throw new HeraldError(
+      'a publishable key records Events by contactId only; naming a Contact by email or externalId, or an organization, needs a publishable key created with identifierLookup (and identifierLookup: true here)',
+      { code: 'forbidden', attempts: 0 },
+    );
+  }
 
   /** `POST /v1/events/by-contact-id`: Events about Contacts named by Herald's id. */
   byContactId(
@@ -361,6 +398,7 @@ export class Events {
         `unknown Event route ${JSON.stringify(route)}: one of ${EVENT_ROUTES.join(', ')}`,
       );
     }
+    this.assertAllowed(route, events);
     let prepared: PreparedEvent<R> | PreparedEvent<R>[];
     if (Array.isArray(events)) {
       const list = events as readonly EventInput<R>[];

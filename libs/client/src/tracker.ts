@@ -103,8 +103,9 @@ export class Tracker {
 
   /**
    * Queues an Event for `route` and returns its dedupKey (yours, or the one given to it now).
-   * Throws a QueueFullError when `maxQueueSize` Events are held, and a HeraldError
-   * `tracker_closed` after `close()`.
+   * Throws a QueueFullError when `maxQueueSize` Events are held, a HeraldError
+   * `tracker_closed` after `close()`, and a HeraldError `forbidden` for an Event a publishable
+   * key may not record (see `PublishableKeyCredentials.identifierLookup`).
    */
   track<R extends EventRoute>(route: R, event: TrackInput<R>): string {
     if (this.closing) {
@@ -119,6 +120,8 @@ export class Tracker {
       );
     }
     if (this.held >= this.maxQueueSize) throw new QueueFullError(this.maxQueueSize);
+    // A refusal the API would give every batch is thrown here, before the Event is queued.
+    this.events.assertAllowed(route, event as EventInput<R>);
     const prepared = prepareEvent<R>({
       ...event,
       occurredAt: event.occurredAt ?? new Date(),

@@ -20,6 +20,8 @@ const event = {
   eventName: 'Signed Up',
   occurredAt: '2026-01-01T00:00:00Z',
 };
+const byId = { eventName: 'Signed Up', occurredAt: '2026-01-01T00:00:00Z' };
+const CONTACT_ID = '0b5e7d2c-1f4e-4c6b-9a51-3a0f0e2d9c11';
 
 /** A client whose token exchange answers `tok-N` and whose other requests go to `handler`. */
 function clientWith(handler: Handler, options: Partial<HeraldClientOptions> = {}) {
@@ -260,8 +262,41 @@ describe('the access token', () => {
       secret: undefined,
       publishableKey: 'pk_abc',
     });
-    await client.events.byExternalId(event);
+    await client.events.byContactId({ ...byId, contactId: CONTACT_ID });
     expect(sent[0]!.headers.authorization).toBe(`Basic ${btoa('pk_abc:')}`);
+  });
+
+  it('when a publishable key without identifierLookup names a Contact by identifier or an organization, then forbidden without sending', async () => {
+    const { client, sent } = clientWith(() => json(202, { accepted: 1 }), {
+      clientId: undefined,
+      secret: undefined,
+      publishableKey: 'pk_abc',
+    });
+    const refusals = [
+      client.events.byExternalId(event),
+      client.events.byEmail({ ...byId, contactEmail: 'a@b.c' }),
+      client.events.byOrganization({ ...byId, organizationExternalId: 'org-1' }),
+      client.events.byContactId([
+        { ...byId, contactId: CONTACT_ID },
+        { ...byId, contactId: CONTACT_ID, organizationExternalId: 'org-1' },
+      ]),
+    ];
+    for (const refusal of refusals) {
+      await expect(refusal).rejects.toMatchObject({ code: 'forbidden', status: null, attempts: 0 });
+    }
+    expect(sent).toHaveLength(0);
+  });
+
+  it('when a publishable key has identifierLookup, then every route is sent', async () => {
+    const { client, calls } = clientWith(() => json(202, { accepted: 1 }), {
+      clientId: undefined,
+      secret: undefined,
+      publishableKey: 'pk_abc',
+      identifierLookup: true,
+    });
+    await client.events.byExternalId(event);
+    await client.events.byEmail({ ...byId, contactEmail: 'a@b.c' });
+    expect(calls()).toHaveLength(2);
   });
 
   it('when concurrent calls all get a 401, then the token is renewed once and each is resent once', async () => {

@@ -334,12 +334,12 @@ describe('events', () => {
 
 describe('keys', () => {
   it(
-    'when the key is publishable, then it records Events and the Contact methods are refused',
+    'when the key is publishable, then it records Events by contactId and the Contact methods are refused',
     async () => {
       const tenantId = await newTenant('SDK publishable');
       const writer = await secretClient(tenantId);
       const externalId = `web-${randomUUID()}`;
-      await writer.contacts.upsert(externalId, { email: email('web') });
+      const { contact } = await writer.contacts.upsert(externalId, { email: email('web') });
       const key = await newPublishableKey(tenantId);
       const browser = new HeraldClient({
         baseUrl: INGRESS,
@@ -349,8 +349,8 @@ describe('keys', () => {
 
       const dedupKey = `web-${randomUUID()}`;
       await expect(
-        browser.events.byExternalId({
-          contactExternalId: externalId,
+        browser.events.byContactId({
+          contactId: contact.id,
           eventName: 'Page Viewed',
           occurredAt: new Date(),
           dedupKey,

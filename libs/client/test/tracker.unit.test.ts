@@ -273,3 +273,26 @@ describe('Retry-After, on a fake clock', () => {
     expect(n).toBe(2);
   });
 });
+
+describe('a tracker over a publishable key', () => {
+  it('when an Event names a Contact by externalId, then track throws forbidden and queues nothing', async () => {
+    const client = new HeraldClient({
+      baseUrl: BASE,
+      publishableKey: 'pk_x',
+      fetch: fakeFetch((request) =>
+        request.url.endsWith('/v1/token') ? tokenAnswer('tok') : json(202, { accepted: 1 }),
+      ).fetch,
+    });
+    const tracker = client.tracker({ flushIntervalMs: 60_000 });
+    expect(() => tracker.track('by-external-id', ext(1))).toThrow(
+      expect.objectContaining({ code: 'forbidden' }),
+    );
+    expect(tracker.size).toBe(0);
+    tracker.track('by-contact-id', {
+      contactId: '0b5e7d2c-1f4e-4c6b-9a51-3a0f0e2d9c11',
+      eventName: 'Viewed',
+    });
+    expect(tracker.size).toBe(1);
+    await tracker.close();
+  });
+});

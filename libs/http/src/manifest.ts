@@ -10,7 +10,15 @@ export type HttpMethod = ApiOperation['method'];
  * anyone (the JWKS).
  */
 export type RouteAccess =
-  | { kind: 'bearer'; scope: string }
+  | {
+      kind: 'bearer';
+      scope: string;
+      /**
+       * The route looks Contacts or organizations up by email or externalId: a publishable key
+       * needs identifierLookup (otherwise 403, whatever exists).
+       */
+      identifierLookup?: true;
+    }
   | { kind: 'basic' }
   | { kind: 'admin' }
   | {

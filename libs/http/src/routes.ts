@@ -34,7 +34,10 @@ export interface ServiceGuard {
 
 /** The middlewares that enforce each kind of access; only those the routes need are required. */
 export interface RouteGuards {
-  bearer?: (scope: string, options: { allowedWhileSuspended: boolean }) => RequestHandler;
+  bearer?: (
+    scope: string,
+    options: { allowedWhileSuspended: boolean; identifierLookup: boolean },
+  ) => RequestHandler;
   admin?: RequestHandler;
   service?: ServiceGuard;
 }
@@ -79,10 +82,11 @@ export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
       case 'bearer': {
         if (!guards.bearer) throw missing();
         const allowedWhileSuspended = route.allowedWhileSuspended === true;
-        const key = `${access.scope} ${allowedWhileSuspended}`;
+        const identifierLookup = access.identifierLookup === true;
+        const key = `${access.scope} ${allowedWhileSuspended} ${identifierLookup}`;
         let guard = bearerGuards.get(key);
         if (!guard) {
-          guard = guards.bearer(access.scope, { allowedWhileSuspended });
+          guard = guards.bearer(access.scope, { allowedWhileSuspended, identifierLookup });
           bearerGuards.set(key, guard);
         }
         return guard;

@@ -1,5 +1,12 @@
 import type { RequestHandler, Response } from 'express';
-import { assertScope, authenticate, type Scope, type TokenVerifier } from '@herald/auth';
+import {
+  assertIdentifierLookup,
+  assertOriginAllowed,
+  assertScope,
+  authenticate,
+  type Scope,
+  type TokenVerifier,
+} from '@herald/auth';
 import { SubscriptionSuspendedError, errors } from '@herald/errors';
 import { createRedisGuard, taggedKey, type Redis } from '@herald/redis';
 import { meter } from '@herald/telemetry';
@@ -34,11 +41,17 @@ export interface GuardOptions {
    * the two erase routes: erasure works while suspended.
    */
   allowedWhileSuspended?: boolean;
+  /**
+   * Whether the route looks Contacts or organizations up by an identifier a stranger could
+   * guess (email, externalId): refused to a publishable key without identifierLookup.
+   */
+  identifierLookup?: boolean;
 }
 
 /**
- * The rules every public route obeys, in this order: 401 (token), 429 (the key's budget),
- * 403 (scope), 402 (the Tenant's subscription, on writes). The budget and, on writes, the
+ * The rules every public route obeys, in this order: 401 (token), 403 (a publishable key used
+ * from an Origin it does not allow), 429 (the key's budget), 403 (scope, then a publishable key
+ * on a route that looks identifiers up), 402 (the Tenant's subscription, on writes). The budget and, on writes, the
  * subscription mirror are read in one pipelined round trip to Redis.
  */
 export interface ApiPolicy {
@@ -75,14 +88,14 @@ export function createApiPolicy(deps: ApiPolicyDeps): ApiPolicy {
   const refused = meter('herald.policy').createCounter('policy.refused', {
     unit: '{request}',
     description:
-      'Requests the public routes refused, by rule: token (401), budget (429, with budget read or write), scope (403), subscription (402)',
+      'Requests the public routes refused, by rule: token (401), publishable (403: a publishable key outside its Origins or on a route it may not use), budget (429, with budget read or write), scope (403), subscription (402)',
   });
   // Every rule's series from the start, at 0: a rate over them (dashboards, alerts) reads 0 until
   // the first refusal rather than nothing.
-  for (const rule of ['token', 'scope', 'subscription']) refused.add(0, { rule });
+  for (const rule of ['token', 'publishable', 'scope', 'subscription']) refused.add(0, { rule });
   for (const budget of ['read', 'write']) refused.add(0, { rule: 'budget', budget });
   for (const rule of ['budget', 'subscription']) failOpen.add(0, { rule });
-  const refuse = (rule: 'token' | 'scope', err: unknown, status: number): never => {
+  const refuse = (rule: 'token' | 'publishable' | 'scope', err: unknown, status: number): never => {
     if ((err as { status?: unknown } | null)?.status === status) refused.add(1, { rule });
     throw err;
   };
@@ -100,11 +113,17 @@ export function createApiPolicy(deps: ApiPolicyDeps): ApiPolicy {
 
   return {
     ready: deps.ready ?? (() => Promise.resolve()),
-    guard({ scope, allowedWhileSuspended = false }) {
+    guard({ scope, allowedWhileSuspended = false, identifierLookup = false }) {
       return async (req, res, next) => {
         const principal = await authenticate(req, res, deps.verifier).catch((err: unknown) =>
           refuse('token', err, 401),
         );
+        // Before the budget: pages of other sites that embed the key do not spend it.
+        try {
+          assertOriginAllowed(principal, req.get('origin'));
+        } catch (err) {
+          refuse('publishable', err, 403);
+        }
         const kind = budgetKindOf(req.method);
         const limits = budgets[kind];
         const checksSubscription = kind === 'write' && !allowedWhileSuspended;
@@ -132,6 +151,13 @@ export function createApiPolicy(deps: ApiPolicyDeps): ApiPolicy {
           assertScope(principal, scope);
         } catch (err) {
           refuse('scope', err, 403);
+        }
+        if (identifierLookup) {
+          try {
+            assertIdentifierLookup(principal);
+          } catch (err) {
+            refuse('publishable', err, 403);
+          }
         }
 
         if (checksSubscription) {

@@ -68,6 +68,13 @@ async function startApp(redis: Redis, billing: SubscriptionSource, budgets = BUD
         res.status(201).json({ ok: true });
       });
       app.post(
+        '/things/by-email',
+        policy.guard({ scope: 'events:write', identifierLookup: true }),
+        (_req, res) => {
+          res.status(202).json({ accepted: 1 });
+        },
+      );
+      app.post(
         '/things/erase',
         policy.guard({ scope: 'contacts:erase', allowedWhileSuspended: true }),
         (_req, res) => {
@@ -140,6 +147,46 @@ describe.each([
     const res = await request('GET', '/things', { token });
     expect(res.status).toBe(403);
     expect(res.headers.get('ratelimit-remaining')).toBe('2');
+  });
+
+  it('when a publishable key without identifierLookup calls a route that looks identifiers up, then 403 forbidden; with it, or with a secret key, it passes', async () => {
+    const tenantId = randomUUID();
+    const pk = (claims?: Record<string, unknown>) =>
+      signTestAccessToken(signer, tenantId, ['events:write'], {
+        clientId: `pk_test${randomUUID().slice(0, 8)}`,
+        ...(claims ? { claims } : {}),
+      });
+    const refused = await request('POST', '/things/by-email', { token: pk() });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toEqual({
+      code: 'forbidden',
+      message: expect.stringContaining('publishable key records Events by contactId only'),
+    });
+    const opted = pk({ identifier_lookup: true });
+    expect((await request('POST', '/things/by-email', { token: opted })).status).toBe(202);
+    const secret = signTestAccessToken(signer, tenantId, ['events:write']);
+    expect((await request('POST', '/things/by-email', { token: secret })).status).toBe(202);
+  });
+
+  it('when a publishable key with allowed Origins is used from another Origin or none, then 403 before its budget is spent; from its Origin it passes', async () => {
+    const token = signTestAccessToken(signer, randomUUID(), ['contacts:read'], {
+      clientId: `pk_test${randomUUID().slice(0, 8)}`,
+      claims: { allowed_origins: ['https://shop.example'] },
+    });
+    for (const headers of [{ origin: 'https://evil.example' }, {}]) {
+      for (let i = 0; i < 4; i += 1) {
+        const res = await request('GET', '/things', { token, headers });
+        expect(res.status).toBe(403);
+        expect(res.headers.get('ratelimit-remaining')).toBeNull();
+        expect(await res.json()).toMatchObject({ code: 'forbidden' });
+      }
+    }
+    const ok = await request('GET', '/things', {
+      token,
+      headers: { origin: 'https://shop.example' },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('ratelimit-remaining')).toBe('2');
   });
 
   it('when the token is missing, then 401 comes before any budget', async () => {

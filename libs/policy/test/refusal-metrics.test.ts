@@ -95,6 +95,7 @@ describe('before any refusal', () => {
         ['policy.fail_open', '{"rule":"subscription"}', 0],
         ['policy.refused', '{"rule":"budget","budget":"read"}', 0],
         ['policy.refused', '{"rule":"budget","budget":"write"}', 0],
+        ['policy.refused', '{"rule":"publishable"}', 0],
         ['policy.refused', '{"rule":"scope"}', 0],
         ['policy.refused', '{"rule":"subscription"}', 0],
         ['policy.refused', '{"rule":"token"}', 0],

@@ -38,6 +38,8 @@ export interface TokenOptions {
   audience?: string;
   /** Seconds from now; negative for an expired token. Default 900. */
   expiresIn?: number;
+  /** More claims, e.g. a publishable key's `identifier_lookup` and `allowed_origins`. */
+  claims?: Record<string, unknown>;
 }
 
 /** An access token for the tenant with these scopes (default: every scope). */
@@ -59,6 +61,7 @@ export function signTestAccessToken(
     [CLAIMS.tenantId]: tenantId,
     [CLAIMS.clientId]: clientId,
     [CLAIMS.scope]: scopes.join(' '),
+    ...options.claims,
   });
 }
 

@@ -19,11 +19,44 @@ const name = z
 /** Request shapes, validated at the edge. */
 export const createTenantBody = z.object({ name });
 
+/** At most this many browser Origins per publishable key. */
+export const MAX_ALLOWED_ORIGINS = 20;
+
+/**
+ * A browser Origin exactly as browsers send it: `https://shop.example.com`, a port when not the
+ * default; no path, query or trailing slash. Compared with the request's Origin header as is.
+ */
+const browserOrigin = z
+  .string()
+  .max(2048)
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+    } catch {
+      return false;
+    }
+  }, 'must be an Origin such as https://shop.example.com (scheme, lower-case host, port only when not the default; no path)')
+  .meta({ format: 'uri', example: 'https://shop.example.com' });
+
 export const createApiKeyBody = z
   .object({
     kind: z.enum(['secret', 'publishable']),
     scopes: z.array(z.enum(SCOPES)).min(1).optional(),
     name: name.optional(),
+    identifierLookup: z
+      .boolean()
+      .optional()
+      .describe(
+        'Publishable keys only (default false). Lets the key record Events by `contactEmail`, `contactExternalId` and `organizationExternalId`. Such a key tells anyone who holds it whether an email or externalId is a Contact (a 422 names the ones that are not): give it only to pages whose visitors may know that.',
+      ),
+    allowedOrigins: z
+      .array(browserOrigin)
+      .max(MAX_ALLOWED_ORIGINS)
+      .optional()
+      .describe(
+        'Publishable keys only. The browser Origins its tokens work from (403 from any other, and without an Origin header); absent or empty: any.',
+      ),
   })
   // The rule domain/api-keys.ts enforces, stated in the document too.
   .meta({
@@ -43,6 +76,14 @@ export const apiKeyResponse = z.object({
   secret: z.string().optional().describe('secret keys only; shown once'),
   kind: z.enum(['secret', 'publishable']),
   scopes: z.array(z.enum(SCOPES)),
+  identifierLookup: z
+    .boolean()
+    .optional()
+    .describe('publishable keys only: whether it may name Contacts by email or externalId'),
+  allowedOrigins: z
+    .array(z.string())
+    .optional()
+    .describe('publishable keys only: the browser Origins its tokens work from; empty: any'),
   createdAt: z.iso.datetime(),
 });
 

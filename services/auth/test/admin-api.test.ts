@@ -144,7 +144,64 @@ describe('operator API: API keys', () => {
       clientId: expect.stringMatching(/^pk_[0-9A-Za-z]{22}$/),
       kind: 'publishable',
       scopes: ['events:write'],
+      identifierLookup: false,
+      allowedOrigins: [],
       createdAt: expect.any(String),
+    });
+  });
+
+  it('when a publishable key is created with identifierLookup and allowed Origins, then the answer and its tokens carry them', async () => {
+    const tenant = await newTenant();
+    const res = await auth.admin(`/tenants/${tenant.id}/api-keys`, {
+      kind: 'publishable',
+      identifierLookup: true,
+      allowedOrigins: ['https://shop.example.com', 'http://localhost:5173'],
+    });
+    expect(res.status).toBe(201);
+    const key = await res.json();
+    expect(key).toMatchObject({
+      identifierLookup: true,
+      allowedOrigins: ['https://shop.example.com', 'http://localhost:5173'],
+    });
+    const token = await fetch(`${auth.url}/v1/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${key.clientId}:`).toString('base64')}` },
+    });
+    const { accessToken } = await token.json<{ accessToken: string }>();
+    const claims = JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString());
+    expect(claims).toMatchObject({
+      identifier_lookup: true,
+      allowed_origins: ['https://shop.example.com', 'http://localhost:5173'],
+    });
+  });
+
+  it.each([
+    [
+      { kind: 'secret', identifierLookup: true },
+      'body.identifierLookup: only a publishable key takes it',
+    ],
+    [
+      { kind: 'secret', allowedOrigins: [] },
+      'body.allowedOrigins: only a publishable key takes it',
+    ],
+    [
+      { kind: 'publishable', allowedOrigins: ['https://shop.example.com/'] },
+      'body.allowedOrigins[0]',
+    ],
+    [
+      { kind: 'publishable', allowedOrigins: ['https://Shop.example.com'] },
+      'body.allowedOrigins[0]',
+    ],
+    [{ kind: 'publishable', allowedOrigins: ['ftp://shop.example.com'] }, 'body.allowedOrigins[0]'],
+    [{ kind: 'publishable', allowedOrigins: ['*'] }, 'body.allowedOrigins[0]'],
+    [{ kind: 'publishable', identifierLookup: 'yes' }, 'body.identifierLookup'],
+  ])('when the key rules are %p, then 400 naming %s', async (body, field) => {
+    const tenant = await newTenant();
+    const res = await auth.admin(`/tenants/${tenant.id}/api-keys`, body);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      code: 'validation_error',
+      message: expect.stringContaining(field),
     });
   });
 

@@ -37,13 +37,26 @@ const error = (description: string, example?: unknown) => ({
 const requestBody = (event: z.ZodType) =>
   z.union([event, z.array(event).min(1).max(MAX_EVENTS_PER_REQUEST)]);
 
+/**
+ * The routes that look a Contact or organization up by email or externalId: a publishable key
+ * needs identifierLookup for them. by-contact-id names Contacts by Herald's random id, which no
+ * stranger can guess; an Event there that names an organization is refused the same way.
+ */
+const LOOKUP_ROUTES: ReadonlySet<EventRoute> = new Set([
+  'by-external-id',
+  'by-email',
+  'by-organization',
+]);
+
 /** One of the four Event routes: one token from the write budget per request. */
 function eventRoute<const R extends EventRoute>(route: R, summary: string, names: string) {
   return {
     method: 'post',
     path: `/v1/events/${route}`,
     audience: 'public',
-    access: { kind: 'bearer', scope: 'events:write' },
+    access: LOOKUP_ROUTES.has(route)
+      ? { kind: 'bearer', scope: 'events:write', identifierLookup: true }
+      : { kind: 'bearer', scope: 'events:write' },
     summary,
     description: `${names} Send one Event or an array of up to 1,000; the request is all or nothing. Give each Event a \`dedupKey\` and resend a failed or unanswered request with the same keys: an Event is recorded once per key inside the dedup window, and the 202 says so however often it is sent.`,
     requestBody: requestBody(EVENT_ROUTES[route]),
@@ -63,7 +76,12 @@ function eventRoute<const R extends EventRoute>(route: R, summary: string, names
         example: validationExample,
       },
       401: error('unauthenticated: missing, malformed or expired token', unauthenticatedExample),
-      403: error('insufficient_scope', insufficientScopeExamples['events:write']),
+      403: error(
+        LOOKUP_ROUTES.has(route)
+          ? 'insufficient_scope; or forbidden: a publishable key without identifierLookup (always, before anything is looked up), or one used from an Origin it does not allow'
+          : 'insufficient_scope; or forbidden: a publishable key without identifierLookup sent an Event naming an organization (before anything is looked up), or the key was used from an Origin it does not allow',
+        insufficientScopeExamples['events:write'],
+      ),
       413: error('payload_too_large: body over 1 MiB; nothing recorded'),
       422: {
         description:

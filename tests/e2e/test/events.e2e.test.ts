@@ -655,26 +655,111 @@ describe('refused requests record nothing', () => {
 
 describe('a publishable key in a browser', () => {
   let publishable: string;
+  let lookups: string;
 
-  beforeAll(async () => {
-    const key = await newKey(f.tenantId, { kind: 'publishable' });
+  const tokenOf = async (body: Record<string, unknown>) => {
+    const key = await newKey(f.tenantId, { kind: 'publishable', ...body });
     const res = await exchange(basic(key.clientId, ''));
     expect(res.status).toBe(200);
-    publishable = (await res.json()).accessToken;
+    return (await res.json<{ accessToken: string }>()).accessToken;
+  };
+
+  beforeAll(async () => {
+    publishable = await tokenOf({});
+    lookups = await tokenOf({ identifierLookup: true });
+  });
+
+  it('when a publishable key records an Event by contactId, then 202 with Access-Control-Allow-Origin *', async () => {
+    const contact = await newContact(f);
+
+    const res = await record(publishable, 'by-contact-id', event('by-contact-id', f, contact));
+
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    await expectAccepted(res, 1);
+    expect(await exportOf(f.token, contact.id)).toHaveLength(1);
+  });
+
+  it.each(['by-external-id', 'by-email', 'by-organization'] as const)(
+    'when a publishable key without identifierLookup sends 1,000 candidates to %s, then one Contact among them or none gets the same 403 and nothing is recorded',
+    async (route) => {
+      const contact = await newContact(f);
+      const candidates = (known: boolean) =>
+        Array.from({ length: 1_000 }, (_, i) => {
+          const stranger: Contact = {
+            id: randomUUID(),
+            externalId: `stranger-${randomUUID()}`,
+            email: `stranger-${randomUUID()}@example.com`,
+          };
+          return event(route, f, known && i === 500 ? contact : stranger);
+        });
+
+      const answers = [];
+      for (const known of [true, false]) {
+        const res = await record(publishable, route, candidates(known));
+        answers.push({
+          status: res.status,
+          body: await res.json(),
+          cors: res.headers.get('access-control-allow-origin'),
+        });
+      }
+
+      expect(answers[0]).toStrictEqual(answers[1]);
+      expect(answers[0]).toStrictEqual({
+        status: 403,
+        body: { code: 'forbidden', message: expect.stringContaining('by contactId only') },
+        cors: '*',
+      });
+      expect(await exportOf(f.token, contact.id)).toHaveLength(0);
+    },
+  );
+
+  it('when a publishable key without identifierLookup names an organization on by-contact-id, then an existing and an unknown one get the same 403', async () => {
+    const contact = await newContact(f);
+    const answers = [];
+    for (const organizationExternalId of [f.organization, `org-${randomUUID()}`]) {
+      const res = await record(
+        publishable,
+        'by-contact-id',
+        event('by-contact-id', f, contact, { organizationExternalId }),
+      );
+      answers.push({ status: res.status, body: await res.json() });
+    }
+    expect(answers[0]).toStrictEqual(answers[1]);
+    expect(answers[0]!.status).toBe(403);
+    expect(await exportOf(f.token, contact.id)).toHaveLength(0);
   });
 
   it.each(ROUTES)(
-    'when a publishable key records an Event with %s, then 202 with Access-Control-Allow-Origin *',
+    'when a publishable key created with identifierLookup records an Event with %s, then 202',
     async (route) => {
       const contact = await newContact(f);
-
-      const res = await record(publishable, route, event(route, f, contact));
-
-      expect(res.headers.get('access-control-allow-origin')).toBe('*');
-      await expectAccepted(res, 1);
+      await expectAccepted(await record(lookups, route, event(route, f, contact)), 1);
       expect(await exportOf(f.token, contact.id)).toHaveLength(1);
     },
   );
+
+  it('when a publishable key has allowed Origins, then it records from them and gets 403 from any other Origin or none', async () => {
+    const token = await tokenOf({ allowedOrigins: ['https://shop.example.com'] });
+    const contact = await newContact(f);
+    const from = (origin?: string) =>
+      fetch(`${INGRESS}/v1/events/by-contact-id`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          ...(origin ? { origin } : {}),
+        },
+        body: JSON.stringify(event('by-contact-id', f, contact)),
+      });
+
+    for (const res of [await from('https://evil.example.com'), await from()]) {
+      expect(res.status).toBe(403);
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+      expect(await res.json()).toMatchObject({ code: 'forbidden' });
+    }
+    await expectAccepted(await from('https://shop.example.com'), 1);
+    expect(await exportOf(f.token, contact.id)).toHaveLength(1);
+  });
 
   it.each(ROUTES)(
     'when a browser sends a CORS preflight to %s, then it is allowed with Authorization and Content-Type',
@@ -698,10 +783,10 @@ describe('a publishable key in a browser', () => {
 
   it('when a publishable key gets an error answer (400, 401, 422), then it carries Access-Control-Allow-Origin * too', async () => {
     const answers = [
-      await record(publishable, 'by-email', { eventName: 'No Identity' }),
-      await record(undefined, 'by-email', { eventName: 'No Token' }),
-      await record(publishable, 'by-email', {
-        contactEmail: 'nobody@example.com',
+      await record(publishable, 'by-contact-id', { eventName: 'No Identity' }),
+      await record(undefined, 'by-contact-id', { eventName: 'No Token' }),
+      await record(publishable, 'by-contact-id', {
+        contactId: randomUUID(),
         eventName: 'Unknown',
         occurredAt: new Date().toISOString(),
       }),

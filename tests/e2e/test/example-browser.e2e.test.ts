@@ -69,7 +69,11 @@ describe('examples/browser', () => {
     });
     expect(created.status).toBe(201);
     const { id: contactId } = await created.json();
-    const publishable = await newKey(tenant, { kind: 'publishable' });
+    // Its tokens work from the example page's Origin only, which Chromium sends.
+    const publishable = await newKey(tenant, {
+      kind: 'publishable',
+      allowedOrigins: [new URL(pageOrigin).origin],
+    });
 
     const page = await browser.newPage();
     const problems: string[] = [];
@@ -85,7 +89,7 @@ describe('examples/browser', () => {
     const query = new URLSearchParams({
       url: INGRESS.replace(/\/+$/, ''),
       key: publishable.clientId,
-      user: 'visitor-1',
+      contact: contactId,
       event: 'Button Clicked',
     });
     const loaded = await page.goto(`${pageOrigin}/?${query.toString()}`, { waitUntil: 'load' });
@@ -98,7 +102,7 @@ describe('examples/browser', () => {
     expect(status).toMatch(/^Recorded \(1 Event, dedupKey [0-9a-f-]{36}\)\.$/);
     const dedupKey = /dedupKey (\S+)\)/.exec(status!)![1];
     // The browser itself called the API: the token exchange, then the Event route.
-    expect(answers).toStrictEqual(['POST /v1/token 200', 'POST /v1/events/by-external-id 202']);
+    expect(answers).toStrictEqual(['POST /v1/token 200', 'POST /v1/events/by-contact-id 202']);
     expect(problems).toStrictEqual([]);
     await page.close();
 

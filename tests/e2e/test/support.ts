@@ -50,7 +50,12 @@ export async function newTenant(name = 'E2E Tenant'): Promise<string> {
 
 export async function newKey(
   tenantId: string,
-  body: { kind: 'secret' | 'publishable'; scopes?: string[] } = { kind: 'secret' },
+  body: {
+    kind: 'secret' | 'publishable';
+    scopes?: string[];
+    identifierLookup?: boolean;
+    allowedOrigins?: string[];
+  } = { kind: 'secret' },
 ): Promise<{ clientId: string; secret?: string; scopes: string[] }> {
   const res = await admin('POST', `/tenants/${tenantId}/api-keys`, body);
   if (res.status !== 201) throw new Error(`key create answered ${res.status}`);

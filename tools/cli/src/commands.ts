@@ -71,11 +71,24 @@ export const commands: readonly Command[] = [
         help: 'comma-separated scopes (default: the API default for the kind)',
       },
       name: { value: '<name>', help: 'a label for the key' },
+      'identifier-lookup': {
+        value: '<yes|no>',
+        help: 'publishable keys: may also record Events by email, externalId or organization, which tells anyone holding the key who is a Contact',
+        choices: ['yes', 'no'],
+      },
+      'allowed-origins': {
+        value: '<a,b>',
+        help: 'publishable keys: the browser Origins its tokens work from, e.g. https://shop.example.com (default: any)',
+      },
     },
     body: (v) => ({
       kind: v.kind,
       scopes: v.scopes === undefined ? undefined : splitList(v.scopes),
       name: v.name,
+      identifierLookup:
+        v['identifier-lookup'] === undefined ? undefined : v['identifier-lookup'] === 'yes',
+      allowedOrigins:
+        v['allowed-origins'] === undefined ? undefined : splitList(v['allowed-origins']),
     }),
     example:
       'herald-admin keys create --tenant "$TENANT" --scopes events:write,contacts:read --json',

@@ -92,7 +92,7 @@ describe('usage errors', () => {
 
     expect(result.stderr).toBe(
       'error: missing required option --tenant <id>\n' +
-        'usage: herald-admin keys create --tenant <id> [--kind secret|publishable] [--scopes <a,b>] [--name <name>]\n',
+        'usage: herald-admin keys create --tenant <id> [--kind secret|publishable] [--scopes <a,b>] [--name <name>] [--identifier-lookup yes|no] [--allowed-origins <a,b>]\n',
     );
   });
 

@@ -61,6 +61,27 @@ describe('requests', () => {
       { kind: 'publishable', name: 'web' },
     ],
     [
+      [
+        'keys',
+        'create',
+        '--tenant',
+        TENANT,
+        '--kind',
+        'publishable',
+        '--identifier-lookup',
+        'yes',
+        '--allowed-origins',
+        'https://shop.example.com, http://localhost:5173',
+      ],
+      'POST',
+      `${base}/api-keys`,
+      {
+        kind: 'publishable',
+        identifierLookup: true,
+        allowedOrigins: ['https://shop.example.com', 'http://localhost:5173'],
+      },
+    ],
+    [
       ['keys', 'create', '--tenant', TENANT, '--scopes', 'events:write, contacts:read,'],
       'POST',
       `${base}/api-keys`,

@@ -335,6 +335,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
+    /** @description JSON in UTF-8 in which every string and key is well-formed Unicode: an unpaired surrogate (such as the escape `\ud800` alone) is a 400 */
     requestBody: {
       content: {
         /**
@@ -1112,6 +1113,24 @@ export interface operations {
           };
         };
       };
+      /** @description validation_error: the path has a `.` or `..` segment (`%2e` and `%2F` count) or malformed percent-encoding */
+      400: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "the request path must not have a \".\" or \"..\" segment"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description unauthenticated: missing, malformed or expired token */
       401: {
         headers: {
@@ -1290,6 +1309,7 @@ export interface operations {
       };
       cookie?: never;
     };
+    /** @description JSON in UTF-8 in which every string and key is well-formed Unicode: an unpaired surrogate (such as the escape `\ud800` alone) is a 400 */
     requestBody: {
       content: {
         /**
@@ -2066,6 +2086,24 @@ export interface operations {
         };
         content?: never;
       };
+      /** @description validation_error: the path has a `.` or `..` segment (`%2e` and `%2F` count) or malformed percent-encoding */
+      400: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "the request path must not have a \".\" or \"..\" segment"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description unauthenticated: missing, malformed or expired token */
       401: {
         headers: {
@@ -2284,6 +2322,24 @@ export interface operations {
           'application/x-ndjson': string;
         };
       };
+      /** @description validation_error: the path has a `.` or `..` segment (`%2e` and `%2F` count) or malformed percent-encoding */
+      400: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "the request path must not have a \".\" or \"..\" segment"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description unauthenticated: missing, malformed or expired token */
       401: {
         headers: {
@@ -2500,6 +2556,24 @@ export interface operations {
           };
         };
       };
+      /** @description validation_error: the path has a `.` or `..` segment (`%2e` and `%2F` count) or malformed percent-encoding */
+      400: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "the request path must not have a \".\" or \"..\" segment"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description unauthenticated: missing, malformed or expired token */
       401: {
         headers: {
@@ -2689,6 +2763,24 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description validation_error: the path has a `.` or `..` segment (`%2e` and `%2F` count) or malformed percent-encoding */
+      400: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "the request path must not have a \".\" or \"..\" segment"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
       };
       /** @description unauthenticated: missing, malformed or expired token */
       401: {
@@ -2908,6 +3000,24 @@ export interface operations {
           'application/x-ndjson': string;
         };
       };
+      /** @description validation_error: the path has a `.` or `..` segment (`%2e` and `%2F` count) or malformed percent-encoding */
+      400: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "the request path must not have a \".\" or \"..\" segment"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description unauthenticated: missing, malformed or expired token */
       401: {
         headers: {
@@ -3083,6 +3193,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
+    /** @description JSON in UTF-8 in which every string and key is well-formed Unicode: an unpaired surrogate (such as the escape `\ud800` alone) is a 400 */
     requestBody: {
       content: {
         /**
@@ -3101,7 +3212,10 @@ export interface operations {
         'application/json':
           | {
               eventName: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @description with an offset; the instant in UTC from 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
+               */
               occurredAt: string;
               dedupKey?: string;
               /** @description any JSON object, at most 32768 bytes as JSON and 64 levels deep; no string or key in it holds U+0000 */
@@ -3113,7 +3227,10 @@ export interface operations {
             }
           | {
               eventName: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @description with an offset; the instant in UTC from 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
+               */
               occurredAt: string;
               dedupKey?: string;
               /** @description any JSON object, at most 32768 bytes as JSON and 64 levels deep; no string or key in it holds U+0000 */
@@ -3202,7 +3319,7 @@ export interface operations {
           'application/problem+json': components['schemas']['SubscriptionSuspended'];
         };
       };
-      /** @description insufficient_scope */
+      /** @description insufficient_scope; or forbidden: a publishable key without identifierLookup sent an Event naming an organization (before anything is looked up), or the key was used from an Origin it does not allow */
       403: {
         headers: {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -3404,6 +3521,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
+    /** @description JSON in UTF-8 in which every string and key is well-formed Unicode: an unpaired surrogate (such as the escape `\ud800` alone) is a 400 */
     requestBody: {
       content: {
         /**
@@ -3428,7 +3546,10 @@ export interface operations {
         'application/json':
           | {
               eventName: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @description with an offset; the instant in UTC from 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
+               */
               occurredAt: string;
               dedupKey?: string;
               /** @description any JSON object, at most 32768 bytes as JSON and 64 levels deep; no string or key in it holds U+0000 */
@@ -3440,7 +3561,10 @@ export interface operations {
             }
           | {
               eventName: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @description with an offset; the instant in UTC from 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
+               */
               occurredAt: string;
               dedupKey?: string;
               /** @description any JSON object, at most 32768 bytes as JSON and 64 levels deep; no string or key in it holds U+0000 */
@@ -3529,7 +3653,7 @@ export interface operations {
           'application/problem+json': components['schemas']['SubscriptionSuspended'];
         };
       };
-      /** @description insufficient_scope */
+      /** @description insufficient_scope; or forbidden: a publishable key without identifierLookup (always, before anything is looked up), or one used from an Origin it does not allow */
       403: {
         headers: {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -3731,6 +3855,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
+    /** @description JSON in UTF-8 in which every string and key is well-formed Unicode: an unpaired surrogate (such as the escape `\ud800` alone) is a 400 */
     requestBody: {
       content: {
         /**
@@ -3747,7 +3872,10 @@ export interface operations {
         'application/json':
           | {
               eventName: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @description with an offset; the instant in UTC from 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
+               */
               occurredAt: string;
               dedupKey?: string;
               /** @description any JSON object, at most 32768 bytes as JSON and 64 levels deep; no string or key in it holds U+0000 */
@@ -3759,7 +3887,10 @@ export interface operations {
             }
           | {
               eventName: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @description with an offset; the instant in UTC from 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
+               */
               occurredAt: string;
               dedupKey?: string;
               /** @description any JSON object, at most 32768 bytes as JSON and 64 levels deep; no string or key in it holds U+0000 */
@@ -3848,7 +3979,7 @@ export interface operations {
           'application/problem+json': components['schemas']['SubscriptionSuspended'];
         };
       };
-      /** @description insufficient_scope */
+      /** @description insufficient_scope; or forbidden: a publishable key without identifierLookup (always, before anything is looked up), or one used from an Origin it does not allow */
       403: {
         headers: {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -4050,6 +4181,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
+    /** @description JSON in UTF-8 in which every string and key is well-formed Unicode: an unpaired surrogate (such as the escape `\ud800` alone) is a 400 */
     requestBody: {
       content: {
         /**
@@ -4068,7 +4200,10 @@ export interface operations {
         'application/json':
           | {
               eventName: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @description with an offset; the instant in UTC from 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
+               */
               occurredAt: string;
               dedupKey?: string;
               /** @description any JSON object, at most 32768 bytes as JSON and 64 levels deep; no string or key in it holds U+0000 */
@@ -4080,7 +4215,10 @@ export interface operations {
             }
           | {
               eventName: string;
-              /** Format: date-time */
+              /**
+               * Format: date-time
+               * @description with an offset; the instant in UTC from 0000-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
+               */
               occurredAt: string;
               dedupKey?: string;
               /** @description any JSON object, at most 32768 bytes as JSON and 64 levels deep; no string or key in it holds U+0000 */
@@ -4169,7 +4307,7 @@ export interface operations {
           'application/problem+json': components['schemas']['SubscriptionSuspended'];
         };
       };
-      /** @description insufficient_scope */
+      /** @description insufficient_scope; or forbidden: a publishable key without identifierLookup (always, before anything is looked up), or one used from an Origin it does not allow */
       403: {
         headers: {
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
@@ -4402,6 +4540,21 @@ export interface operations {
         };
         content?: never;
       };
+      /** @description validation_error: the path has a `.` or `..` segment (`%2e` and `%2F` count) or malformed percent-encoding */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "the request path must not have a \".\" or \"..\" segment"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description not_found: no such route (or no such resource where the path names one) */
       404: {
         headers: {
@@ -4530,6 +4683,21 @@ export interface operations {
             tokenType: 'Bearer';
             expiresIn: number;
           };
+        };
+      };
+      /** @description validation_error: the path has a `.` or `..` segment (`%2e` and `%2F` count) or malformed percent-encoding */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "code": "validation_error",
+           *       "message": "the request path must not have a \".\" or \"..\" segment"
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
         };
       };
       /** @description invalid_client: wrong ClientID or secret, or revoked key */

@@ -8,6 +8,10 @@ export interface ApiKey {
   secretHash: string | null;
   scopes: string[];
   name: string | null;
+  /** Publishable keys: may name Contacts by email or externalId. */
+  identifierLookup: boolean;
+  /** Publishable keys: the browser Origins its tokens work from; empty: any. */
+  allowedOrigins: string[];
   createdAt: Date;
   revokedAt: Date | null;
 }
@@ -19,11 +23,14 @@ interface ApiKeyRow {
   secret_hash: string | null;
   scopes: string[];
   name: string | null;
+  identifier_lookup: boolean;
+  allowed_origins: string[];
   created_at: Date;
   revoked_at: Date | null;
 }
 
-const COLUMNS = 'client_id, tenant_id, kind, secret_hash, scopes, name, created_at, revoked_at';
+const COLUMNS =
+  'client_id, tenant_id, kind, secret_hash, scopes, name, identifier_lookup, allowed_origins, created_at, revoked_at';
 
 const toApiKey = (row: ApiKeyRow): ApiKey => ({
   clientId: row.client_id,
@@ -32,6 +39,8 @@ const toApiKey = (row: ApiKeyRow): ApiKey => ({
   secretHash: row.secret_hash,
   scopes: row.scopes,
   name: row.name,
+  identifierLookup: row.identifier_lookup,
+  allowedOrigins: row.allowed_origins,
   createdAt: row.created_at,
   revokedAt: row.revoked_at,
 });
@@ -41,9 +50,19 @@ export async function insertApiKey(
   key: Omit<ApiKey, 'createdAt' | 'revokedAt'>,
 ): Promise<ApiKey> {
   const { rows } = await db.query<ApiKeyRow>(
-    `insert into api_keys (client_id, tenant_id, kind, secret_hash, scopes, name)
-         values ($1, $2, $3, $4, $5, $6) returning ${COLUMNS}`,
-    [key.clientId, key.tenantId, key.kind, key.secretHash, key.scopes, key.name],
+    `insert into api_keys
+         (client_id, tenant_id, kind, secret_hash, scopes, name, identifier_lookup, allowed_origins)
+         values ($1, $2, $3, $4, $5, $6, $7, $8) returning ${COLUMNS}`,
+    [
+      key.clientId,
+      key.tenantId,
+      key.kind,
+      key.secretHash,
+      key.scopes,
+      key.name,
+      key.identifierLookup,
+      key.allowedOrigins,
+    ],
   );
   return toApiKey(rows[0]!);
 }

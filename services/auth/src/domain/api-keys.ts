@@ -21,6 +21,9 @@ export interface CreatedKey {
   secret?: string;
   kind: KeyKind;
   scopes: Scope[];
+  /** Publishable keys only (see PublishableKeyRules of @herald/auth). */
+  identifierLookup?: boolean;
+  allowedOrigins?: string[];
   createdAt: Date;
 }
 
@@ -42,10 +45,38 @@ function scopesFor(kind: KeyKind, requested: readonly Scope[] | undefined): Scop
   return [...new Set(requested ?? DEFAULT_SECRET_KEY_SCOPES)];
 }
 
+/** A publishable key's rules; a secret key takes none (it may do anything its scopes allow). */
+function publishableRulesFor(input: {
+  kind: KeyKind;
+  identifierLookup?: boolean | undefined;
+  allowedOrigins?: readonly string[] | undefined;
+}): { identifierLookup: boolean; allowedOrigins: string[] } {
+  if (input.kind === 'secret') {
+    for (const field of ['identifierLookup', 'allowedOrigins'] as const) {
+      if (input[field] !== undefined) {
+        throw errors.validation(`body.${field}: only a publishable key takes it`);
+      }
+    }
+    return { identifierLookup: false, allowedOrigins: [] };
+  }
+  return {
+    identifierLookup: input.identifierLookup === true,
+    allowedOrigins: [...new Set(input.allowedOrigins ?? [])],
+  };
+}
+
 export async function createApiKey(
   deps: ApiKeyDeps,
-  input: { tenantId: string; kind: KeyKind; scopes?: readonly Scope[]; name?: string },
+  input: {
+    tenantId: string;
+    kind: KeyKind;
+    scopes?: readonly Scope[] | undefined;
+    name?: string | undefined;
+    identifierLookup?: boolean | undefined;
+    allowedOrigins?: readonly string[] | undefined;
+  },
 ): Promise<CreatedKey> {
+  const rules = publishableRulesFor(input);
   await assertTenantExists(deps, input.tenantId);
   const scopes = scopesFor(input.kind, input.scopes);
   const secret = input.kind === 'secret' ? newSecret() : undefined;
@@ -56,12 +87,14 @@ export async function createApiKey(
     secretHash: secret === undefined ? null : await deps.hasher.hash(secret),
     scopes,
     name: input.name ?? null,
+    ...rules,
   });
   return {
     clientId: key.clientId,
     ...(secret ? { secret } : {}),
     kind: key.kind,
     scopes,
+    ...(key.kind === 'publishable' ? rules : {}),
     createdAt: key.createdAt,
   };
 }

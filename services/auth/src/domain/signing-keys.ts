@@ -18,6 +18,9 @@ export interface TokenClaims {
   tenantId: string;
   clientId: string;
   scopes: readonly string[];
+  /** A publishable key's rules: claims only where they loosen the default (none, any Origin). */
+  identifierLookup?: boolean;
+  allowedOrigins?: readonly string[];
 }
 
 export interface TokenSigner {
@@ -66,11 +69,13 @@ export async function createTokenSigner(options: {
 
   return {
     jwks,
-    sign: ({ tenantId, clientId, scopes }) =>
+    sign: ({ tenantId, clientId, scopes, identifierLookup, allowedOrigins }) =>
       new SignJWT({
         [CLAIMS.tenantId]: tenantId,
         [CLAIMS.clientId]: clientId,
         [CLAIMS.scope]: scopes.join(' '),
+        ...(identifierLookup ? { [CLAIMS.identifierLookup]: true } : {}),
+        ...(allowedOrigins?.length ? { [CLAIMS.allowedOrigins]: [...allowedOrigins] } : {}),
       })
         .setProtectedHeader({ alg: TOKEN_ALGORITHM, kid: active.kid, typ: TOKEN_TYPE })
         .setIssuer(options.issuer)

@@ -105,6 +105,9 @@ async function exchange(
     tenantId: key.tenantId,
     clientId: key.clientId,
     scopes: key.scopes,
+    ...(key.kind === 'publishable'
+      ? { identifierLookup: key.identifierLookup, allowedOrigins: key.allowedOrigins }
+      : {}),
   });
   return { accessToken, tokenType: 'Bearer', expiresIn: TOKEN_TTL_SECONDS };
 }

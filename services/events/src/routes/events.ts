@@ -1,4 +1,4 @@
-import { principalOf } from '@herald/auth';
+import { assertIdentifierLookup, principalOf } from '@herald/auth';
 import type { RouteHandler, RouteHandlers } from '@herald/http';
 import { parseEventBatch, type EventRoute } from '../domain/event-batch.js';
 import { recordEvents, type RecordingDeps } from '../domain/record-events.js';
@@ -17,7 +17,12 @@ export function eventHandlers(
     <R extends EventRoute>(route: R): RouteHandler<`/v1/events/${R}`> =>
     async (req, res) => {
       const events = parseEventBatch(route, req.body);
-      const { accepted } = await recordEvents(deps, route, principalOf(res).tenantId, events);
+      const principal = principalOf(res);
+      // The other routes' guard refused such a key already; here only an organization can be named.
+      if (events.some((event) => event.organizationExternalId !== undefined)) {
+        assertIdentifierLookup(principal);
+      }
+      const { accepted } = await recordEvents(deps, route, principal.tenantId, events);
       res.status(202).json({ accepted });
     };
   return {

@@ -173,7 +173,7 @@ describe.each([
       clientId: `pk_test${randomUUID().slice(0, 8)}`,
       claims: { allowed_origins: ['https://shop.example'] },
     });
-    for (const headers of [{ origin: 'https://evil.example' }, {}]) {
+    for (const headers of [{ origin: 'https://evil.example' }, {}] as Record<string, string>[]) {
       for (let i = 0; i < 4; i += 1) {
         const res = await request('GET', '/things', { token, headers });
         expect(res.status).toBe(403);

@@ -48,14 +48,14 @@ export const createApiKeyBody = z
       .boolean()
       .optional()
       .describe(
-        'Publishable keys only (default false). Lets the key record Events by `contactEmail`, `contactExternalId` and `organizationExternalId`. Such a key tells anyone who holds it whether an email or externalId is a Contact (a 422 names the ones that are not): give it only to pages whose visitors may know that.',
+        'Publishable keys only (default false; a secret key ignores it, as its answer shows). Lets the key record Events by `contactEmail`, `contactExternalId` and `organizationExternalId`. Such a key tells anyone who holds it whether an email or externalId is a Contact (a 422 names the ones that are not): give it only to pages whose visitors may know that.',
       ),
     allowedOrigins: z
       .array(browserOrigin)
       .max(MAX_ALLOWED_ORIGINS)
       .optional()
       .describe(
-        'Publishable keys only. The browser Origins its tokens work from (403 from any other, and without an Origin header); absent or empty: any.',
+        'Publishable keys only (a secret key ignores it, as its answer shows). The browser Origins its tokens work from (403 from any other, and without an Origin header); absent or empty: any.',
       ),
   })
   // The rule domain/api-keys.ts enforces, stated in the document too.

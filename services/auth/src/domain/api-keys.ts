@@ -45,20 +45,16 @@ function scopesFor(kind: KeyKind, requested: readonly Scope[] | undefined): Scop
   return [...new Set(requested ?? DEFAULT_SECRET_KEY_SCOPES)];
 }
 
-/** A publishable key's rules; a secret key takes none (it may do anything its scopes allow). */
+/**
+ * A publishable key's rules. A secret key has none, and ignores them when sent, like any field
+ * that is not its own: it may do anything its scopes allow, and never runs in a browser.
+ */
 function publishableRulesFor(input: {
   kind: KeyKind;
   identifierLookup?: boolean | undefined;
   allowedOrigins?: readonly string[] | undefined;
 }): { identifierLookup: boolean; allowedOrigins: string[] } {
-  if (input.kind === 'secret') {
-    for (const field of ['identifierLookup', 'allowedOrigins'] as const) {
-      if (input[field] !== undefined) {
-        throw errors.validation(`body.${field}: only a publishable key takes it`);
-      }
-    }
-    return { identifierLookup: false, allowedOrigins: [] };
-  }
+  if (input.kind === 'secret') return { identifierLookup: false, allowedOrigins: [] };
   return {
     identifierLookup: input.identifierLookup === true,
     allowedOrigins: [...new Set(input.allowedOrigins ?? [])],

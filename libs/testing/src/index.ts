@@ -32,6 +32,7 @@ export {
   type WatchOptions,
 } from './kafka.js';
 export { sqlStatements } from './sql.js';
+export { sqlFunctionsOf, sqlFunctionsOfFile, type SqlFunction } from './sql-functions.js';
 export {
   checkAnswer,
   checkAnswersFrom,

@@ -14,7 +14,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { createPool, type Pool } from '@herald/db';
 import { TEST_POSTGRES_URL } from '@herald/testing';
-import type { BatchRequest } from '../src/data/record-batch.js';
+import { RECEIVED_AT_PLACEHOLDER, type BatchRequest } from '../src/data/record-batch.js';
 import { BatchHold, createRecorder, type Recorder } from '../src/domain/recording-batcher.js';
 import { prepareDatabase } from './support.js';
 
@@ -27,7 +27,6 @@ const tracer = trace.getTracer('batch-tracing-test');
 
 const DATABASE = 'herald_events_test_batch_tracing';
 const OCCURRED = '2026-03-04T05:06:07.123Z';
-const RECEIVED_AT = '"receivedAt":""';
 
 let pool: Pool;
 let hold: BatchHold;
@@ -52,8 +51,6 @@ beforeEach(() => spans.reset());
 /** One request's transaction: an Event about an organization (no Contact to lock). */
 function transaction(): BatchRequest {
   const id = randomUUID();
-  const value = JSON.stringify({ id, eventName: 'traced', receivedAt: '' });
-  const at = value.indexOf(RECEIVED_AT) + RECEIVED_AT.length - 1;
   return {
     tenantId: randomUUID(),
     lockKeys: [],
@@ -72,8 +69,12 @@ function transaction(): BatchRequest {
         },
         dedupKeyHash: null,
         messageKey: id,
-        messageHead: value.slice(0, at),
-        messageTail: value.slice(at),
+        messageValue: JSON.stringify({
+          id,
+          eventName: 'traced',
+          receivedAt: RECEIVED_AT_PLACEHOLDER,
+          properties: null,
+        }),
       },
     ],
     headers: '{}',

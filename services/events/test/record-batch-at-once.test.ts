@@ -11,6 +11,7 @@ import { contactLockKey } from '../src/data/erasure-fence.js';
 import {
   BATCH_STATEMENTS,
   batchValues,
+  RECEIVED_AT_PLACEHOLDER,
   recordBatch,
   type BatchEvent,
   type BatchRequest,
@@ -45,7 +46,6 @@ interface EventSpec {
 
 function batchEvent(tenantId: string, spec: EventSpec): BatchEvent {
   const id = randomUUID();
-  const head = JSON.stringify({ tenantId, eventId: id, receivedAt: '' });
   return {
     row: {
       id,
@@ -58,8 +58,12 @@ function batchEvent(tenantId: string, spec: EventSpec): BatchEvent {
     },
     dedupKeyHash: spec.dedupKey === undefined ? null : hashDedupKey(spec.dedupKey),
     messageKey: `${tenantId}:${spec.contactId ?? spec.organization}`,
-    messageHead: head.slice(0, -2),
-    messageTail: '","properties":',
+    messageValue: JSON.stringify({
+      tenantId,
+      eventId: id,
+      receivedAt: RECEIVED_AT_PLACEHOLDER,
+      properties: null,
+    }),
   };
 }
 

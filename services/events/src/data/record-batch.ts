@@ -10,12 +10,40 @@ export interface BatchEvent {
   /** Its outbox message's key. */
   messageKey: string;
   /**
-   * Its outbox message's value (JSON) without what the recording transaction adds: the
-   * receivedAt, which only it knows, and the properties, which it has already in the row.
-   * value = head + receivedAt + tail + (row.properties ?? 'null') + '}'.
+   * Its outbox message's value (JSON), made with RECEIVED_AT_PLACEHOLDER as its receivedAt and
+   * `"properties":null` as its last member: the transaction puts in both (see messageParts).
    */
-  messageHead: string;
-  messageTail: string;
+  messageValue: string;
+}
+
+/**
+ * An Event's outbox message is written by the recording transaction, which alone knows the
+ * Event's receivedAt (its now()) and already has the Event's properties as JSON text in the row;
+ * sending them again would double the largest part of a request. So the value is made in Node
+ * with this placeholder receivedAt and null properties last, cut around both (messageParts), and
+ * the functions write head || receivedAt || tail || properties || '}'.
+ */
+export const RECEIVED_AT_PLACEHOLDER = new Date(0);
+const RECEIVED_AT_KEY = '"receivedAt":"';
+const RECEIVED_AT = `${RECEIVED_AT_KEY}${RECEIVED_AT_PLACEHOLDER.toISOString()}"`;
+const NO_PROPERTIES = 'null}';
+
+/**
+ * A message value's head (up to the receivedAt's opening quote) and tail (from its closing quote
+ * to the properties' value). The placeholder is found by its key and quotes: that can only be the
+ * top-level member, since a quote inside a JSON string is always escaped.
+ */
+function messageParts(value: string): [head: string, tail: string] {
+  const at = value.indexOf(RECEIVED_AT);
+  if (at < 0 || !value.endsWith(NO_PROPERTIES)) {
+    throw new Error(
+      'a message value not made with RECEIVED_AT_PLACEHOLDER and null properties last',
+    );
+  }
+  return [
+    value.slice(0, at + RECEIVED_AT_KEY.length),
+    value.slice(at + RECEIVED_AT.length - 1, -NO_PROPERTIES.length),
+  ];
 }
 
 /** One request's transaction, as the batch functions take it (migrations 006 and 007). */
@@ -82,16 +110,48 @@ function joined(values: readonly (string | null)[]): string {
   return text;
 }
 
-const split = (param: string, type: string) =>
-  `string_to_array(${param}::text, chr(1), chr(2))::${type}[]`;
+/**
+ * The batch functions' parameters, in order, as src/data/sql/functions.sql declares them (a test
+ * holds the two together): the call's text and batchValues both follow this list. `joined`: sent
+ * as one text (see joined) and split by PostgreSQL.
+ */
+export const BATCH_PARAMETERS = [
+  { name: 'p_window_secs', type: 'float8' },
+  { name: 'p_wait', type: 'boolean' },
+  { name: 'p_topic', type: 'text' },
+  { name: 'p_key_hi', type: 'int4[]' },
+  { name: 'p_key_lo', type: 'int4[]' },
+  { name: 'r_tenant', type: 'uuid[]' },
+  { name: 'r_headers', type: 'jsonb[]' },
+  { name: 'r_locks', type: 'int4[]' },
+  { name: 'r_contacts', type: 'int4[]' },
+  { name: 'r_claims', type: 'int4[]' },
+  { name: 'r_events', type: 'int4[]' },
+  { name: 'l_key', type: 'bigint[]' },
+  { name: 'c_contact', type: 'uuid[]', joined: true },
+  { name: 'c_candidate', type: 'boolean[]' },
+  { name: 'k_hash', type: 'text[]', joined: true },
+  { name: 'k_event', type: 'uuid[]', joined: true },
+  { name: 'e_id', type: 'uuid[]', joined: true },
+  { name: 'e_contact', type: 'uuid[]', joined: true },
+  { name: 'e_org', type: 'text[]' },
+  { name: 'e_name', type: 'text[]' },
+  { name: 'e_occurred', type: 'timestamptz[]', joined: true },
+  { name: 'e_dedup', type: 'text[]' },
+  { name: 'e_properties', type: 'text[]', joined: true },
+  { name: 'e_msg_key', type: 'text[]' },
+  { name: 'e_msg_head', type: 'text[]', joined: true },
+  { name: 'e_msg_tail', type: 'text[]', joined: true },
+] as const satisfies readonly { name: string; type: string; joined?: true }[];
+
+type BatchParameter = (typeof BATCH_PARAMETERS)[number]['name'];
 
 const call = (fn: string) =>
-  `select * from ${fn}($1::float8, $2::boolean, $3::text, $4::int4[],
-    $5::int4[], $6::uuid[], $7::jsonb[], $8::int4[], $9::int4[], $10::int4[], $11::int4[],
-    $12::bigint[], ${split('$13', 'uuid')}, $14::boolean[], ${split('$15', 'text')},
-    ${split('$16', 'uuid')}, ${split('$17', 'uuid')}, ${split('$18', 'uuid')}, $19::text[],
-    $20::text[], ${split('$21', 'timestamptz')}, $22::text[], ${split('$23', 'text')},
-    $24::text[], ${split('$25', 'text')}, ${split('$26', 'text')})`;
+  `select * from ${fn}(${BATCH_PARAMETERS.map((p, i) =>
+    'joined' in p
+      ? `string_to_array($${i + 1}::text, chr(1), chr(2))::${p.type}`
+      : `$${i + 1}::${p.type}`,
+  ).join(', ')})`;
 
 /**
  * The two batch functions, same arguments and same answer, as named statements: each connection
@@ -184,7 +244,8 @@ export function batchValues(
       kHash.push(c.dedupKeyHash);
       kEvent.push(c.eventId);
     }
-    for (const { row, messageKey, messageHead, messageTail } of request.events) {
+    for (const { row, messageKey, messageValue } of request.events) {
+      const [head, tail] = messageParts(messageValue);
       e.id.push(row.id);
       e.contact.push(row.contactId);
       e.org.push(row.organizationExternalId);
@@ -193,38 +254,41 @@ export function batchValues(
       e.dedup.push(row.dedupKey);
       e.properties.push(row.properties);
       e.msgKey.push(messageKey);
-      e.msgHead.push(messageHead);
-      e.msgTail.push(messageTail);
+      e.msgHead.push(head);
+      e.msgTail.push(tail);
     }
   }
-  return [
-    options.windowMs / 1000,
-    options.wait,
-    options.topic,
-    keyHi,
-    keyLo,
-    requests.map((r) => r.tenantId),
-    requests.map((r) => r.headers),
-    requests.map((r) => r.lockKeys.length),
-    requests.map((r) => r.contacts.length),
-    requests.map((r) => r.claims.length),
-    requests.map((r) => r.events.length),
-    l,
-    joined(cContact),
-    cCandidate,
-    joined(kHash),
-    joined(kEvent),
-    joined(e.id),
-    joined(e.contact),
-    e.org,
-    e.name,
-    joined(e.occurred),
-    e.dedup,
-    joined(e.properties),
-    e.msgKey,
-    joined(e.msgHead),
-    joined(e.msgTail),
-  ];
+  const values: Record<BatchParameter, unknown> = {
+    p_window_secs: options.windowMs / 1000,
+    p_wait: options.wait,
+    p_topic: options.topic,
+    p_key_hi: keyHi,
+    p_key_lo: keyLo,
+    r_tenant: requests.map((r) => r.tenantId),
+    r_headers: requests.map((r) => r.headers),
+    r_locks: requests.map((r) => r.lockKeys.length),
+    r_contacts: requests.map((r) => r.contacts.length),
+    r_claims: requests.map((r) => r.claims.length),
+    r_events: requests.map((r) => r.events.length),
+    l_key: l,
+    c_contact: cContact,
+    c_candidate: cCandidate,
+    k_hash: kHash,
+    k_event: kEvent,
+    e_id: e.id,
+    e_contact: e.contact,
+    e_org: e.org,
+    e_name: e.name,
+    e_occurred: e.occurred,
+    e_dedup: e.dedup,
+    e_properties: e.properties,
+    e_msg_key: e.msgKey,
+    e_msg_head: e.msgHead,
+    e_msg_tail: e.msgTail,
+  };
+  return BATCH_PARAMETERS.map((p) =>
+    'joined' in p ? joined(values[p.name] as (string | null)[]) : values[p.name],
+  );
 }
 
 /**

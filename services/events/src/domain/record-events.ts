@@ -1,7 +1,11 @@
 import { isoInstant, timeOrderedUuid } from '@herald/db';
 import { meter, messageTraceHeaders, trace, withSpan, type Counter } from '@herald/telemetry';
 import { contactLockKey } from '../data/erasure-fence.js';
-import type { BatchEvent, BatchRequest } from '../data/record-batch.js';
+import {
+  RECEIVED_AT_PLACEHOLDER,
+  type BatchEvent,
+  type BatchRequest,
+} from '../data/record-batch.js';
 import { hashDedupKey } from './dedup-key.js';
 import type { EventInput, EventRoute } from './event-batch.js';
 import { eventRecorded } from './event-messages.js';
@@ -164,14 +168,6 @@ async function withoutKnownDuplicates(
   return candidates;
 }
 
-// The message is made with a placeholder receivedAt, which the transaction replaces: found by its
-// key and quotes, it can only be the top-level key, since a quote inside a JSON string is always
-// escaped. The properties are the last key.
-const PLACEHOLDER_RECEIVED_AT = new Date(0);
-const RECEIVED_AT_KEY = '"receivedAt":"';
-const RECEIVED_AT = `${RECEIVED_AT_KEY}${PLACEHOLDER_RECEIVED_AT.toISOString()}"`;
-const NO_PROPERTIES = 'null}';
-
 function batchEvent(route: EventRoute, tenantId: string, candidate: Candidate): BatchEvent {
   const { event, contactId } = candidate;
   const row = {
@@ -183,22 +179,19 @@ function batchEvent(route: EventRoute, tenantId: string, candidate: Candidate): 
     dedupKey: event.dedupKey ?? null,
     properties: event.properties === undefined ? null : JSON.stringify(event.properties),
   };
-  // Without its properties: the transaction appends the row's own JSON of them.
+  // Without its receivedAt and properties, which the transaction puts in (RECEIVED_AT_PLACEHOLDER).
   const message = eventRecorded(
     tenantId,
     route === 'by-organization',
     row,
     null,
-    PLACEHOLDER_RECEIVED_AT,
+    RECEIVED_AT_PLACEHOLDER,
   );
-  const value = JSON.stringify(message.value);
-  const at = value.indexOf(RECEIVED_AT);
   return {
     row,
     dedupKeyHash: candidate.dedupKeyHash,
     messageKey: message.key,
-    messageHead: value.slice(0, at + RECEIVED_AT_KEY.length),
-    messageTail: value.slice(at + RECEIVED_AT.length - 1, -NO_PROPERTIES.length),
+    messageValue: JSON.stringify(message.value),
   };
 }
 

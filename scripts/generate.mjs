@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import prettier from 'prettier';
 import { renderApiReference } from './generate/api-reference.mjs';
+import { dockerfile } from './generate/dockerfile.mjs';
 import { chartProcesses, composeFile, stackRegistry } from './generate/render.mjs';
 import { commandLine } from './lib/args.mjs';
 
@@ -79,6 +80,10 @@ async function loadManifests() {
 
 const check = values.check === true;
 const manifests = await loadManifests();
+// Every service's image, from one template.
+for (const { dir } of manifests) {
+  targets.push({ file: `services/${dir}/Dockerfile`, render: dockerfile(dir) });
+}
 // Who may call which internal route, and which process gets which access secret, must agree
 // across the manifests before anything is derived from them.
 const problems = manifestProblems(manifests.map(({ manifest }) => manifest));

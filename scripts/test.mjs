@@ -155,6 +155,7 @@ try {
       'scripts/bench/chart.test.mjs',
       'scripts/bench/memory.test.mjs',
       'scripts/generate/api-reference.test.mjs',
+      'scripts/generate/dockerfile.test.mjs',
       'scripts/generate/render.test.mjs',
       'scripts/images/chart.test.mjs',
       'scripts/images/dockerfile.test.mjs',

@@ -1,5 +1,4 @@
 export {
-  IDENTIFIER_LOOKUP_REFUSED,
   assertIdentifierLookup,
   assertOriginAllowed,
   assertScope,

@@ -27,6 +27,9 @@ export function assertScope(principal: Principal, scope: Scope): void {
   if (!principal.scopes.has(scope)) throw errors.insufficientScope(scope);
 }
 
+const IDENTIFIER_LOOKUP_REFUSED =
+  'a publishable key records Events by contactId only; naming a Contact by email or externalId, or an organization, needs a publishable key created with identifierLookup';
+
 /**
  * 403 forbidden unless a publishable key may name Contacts and organizations by identifier
  * (email, externalId): the answer to such a key never depends on whether one exists, because it
@@ -37,9 +40,6 @@ export function assertIdentifierLookup(principal: Principal): void {
     throw errors.forbidden(IDENTIFIER_LOOKUP_REFUSED);
   }
 }
-
-export const IDENTIFIER_LOOKUP_REFUSED =
-  'a publishable key records Events by contactId only; naming a Contact by email or externalId, or an organization, needs a publishable key created with identifierLookup';
 
 /**
  * 403 forbidden when a publishable key has an Origin allow-list and the request's `Origin`

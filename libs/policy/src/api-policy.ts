@@ -51,8 +51,8 @@ export interface GuardOptions {
 /**
  * The rules every public route obeys, in this order: 401 (token), 403 (a publishable key used
  * from an Origin it does not allow), 429 (the key's budget), 403 (scope, then a publishable key
- * on a route that looks identifiers up), 402 (the Tenant's subscription, on writes). The budget and, on writes, the
- * subscription mirror are read in one pipelined round trip to Redis.
+ * on a route that looks identifiers up), 402 (the Tenant's subscription, on writes). The budget
+ * and, on writes, the subscription mirror are read in one pipelined round trip to Redis.
  */
 export interface ApiPolicy {
   guard(options: GuardOptions): RequestHandler;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { PUBLISHABLE_CLIENT_ID_PREFIX } from '@herald/auth';
 
 /**
  * Recognisable prefixes (`ck_`, `sk_`, `pk_`) so secret scanners find leaked credentials.
@@ -7,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 const PREFIX = {
   secretClientId: 'ck_',
   secret: 'sk_',
-  publishableClientId: 'pk_',
+  publishableClientId: PUBLISHABLE_CLIENT_ID_PREFIX,
 } as const;
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -41,7 +41,7 @@ export function adminHandlers(
         ...parseOrThrow(createApiKeyBody, req.body),
       });
       const body: ApiKeyResponse = { ...key, createdAt: key.createdAt.toISOString() };
-      res.status(201).set('Cache-Control', 'no-store').json(body);
+      res.status(201).json(body);
     },
     revokeApiKey: async (req, res) => {
       await revokeApiKey(deps, tenantIdOf(req.params.tenantId), clientIdOf(req.params.clientId));

@@ -17,7 +17,7 @@ export function internalHandlers(deps: {
     // Every service polls this each second and refuses tokens of the listed keys.
     revokedKeys: async (_req, res) => {
       const clientIds = await recentlyRevokedClientIds(deps);
-      res.set('Cache-Control', 'no-store').json({ clientIds });
+      res.json({ clientIds });
     },
   };
 }

@@ -34,10 +34,7 @@ export function exportEraseHandlers(options: {
     res
       .status(200)
       .type('application/x-ndjson')
-      .set({
-        'Content-Disposition': `attachment; filename="contact-${contactId}.ndjson"`,
-        'Cache-Control': 'no-store',
-      });
+      .set('Content-Disposition', `attachment; filename="contact-${contactId}.ndjson"`);
     try {
       await pipeline(stream, res);
     } catch (err) {

@@ -18,8 +18,12 @@ export function eventHandlers(
     async (req, res) => {
       const events = parseEventBatch(route, req.body);
       const principal = principalOf(res);
-      // The other routes' guard refused such a key already; here only an organization can be named.
-      if (events.some((event) => event.organizationExternalId !== undefined)) {
+      // A publishable key's guard on the other routes refused it already; here only an organization
+      // can be named. Secret keys skip the scan.
+      if (
+        principal.publishable &&
+        events.some((event) => event.organizationExternalId !== undefined)
+      ) {
         assertIdentifierLookup(principal);
       }
       const { accepted } = await recordEvents(deps, route, principal.tenantId, events);

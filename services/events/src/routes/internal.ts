@@ -50,7 +50,7 @@ export function internalHandlers(
       const { tenantId, contactId } = contactPath(req.params);
       // 429 or 503 with Retry-After, before any line, when too many exports are streaming.
       const lines = await exportContactEvents(exportPool, slots, tenantId, contactId);
-      res.status(200).type('application/x-ndjson').set('Cache-Control', 'no-store');
+      res.status(200).type('application/x-ndjson');
       try {
         await pipeline(lines, res);
       } catch (err) {

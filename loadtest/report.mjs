@@ -3,7 +3,7 @@
 // k6's CSV output. Node built-ins plus the renderer the benchmark uses (@resvg/resvg-js).
 import fs from 'node:fs';
 import readline from 'node:readline';
-import { renderPng } from '../scripts/bench/chart.mjs';
+import { renderPng } from '@herald/observability/chart.mjs';
 
 /** The environment that makes k6 export its HTML report to `file` without opening a port. */
 export function htmlReportEnv(file) {

@@ -7,7 +7,7 @@
 //   operator API at HERALD_INGRESS_URL (default: the stack's ingress) with ADMIN_TOKEN (default:
 //   .herald/admin-token).
 //
-// k6 is built from source by scripts/go-tools.mjs (K6_BINARY picks an installed k6 instead). It
+// k6 is built from source by tools/stack/src/go-tools.mjs (K6_BINARY picks an installed k6 instead). It
 // runs locally only: no cloud output, no usage report, no extension downloads. The summary JSON
 // goes to .herald/loadtest/<scenario>-<time>.json, with k6's HTML report (.html) and a chart of
 // throughput and latency per second (.png) beside it.
@@ -16,8 +16,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UsageError, commandLine } from '../scripts/lib/args.mjs';
-import { dataDir, ingressUrl } from '../scripts/stack/config.mjs';
+import { UsageError, commandLine } from '@herald/stack/args.mjs';
+import { dataDir, ingressUrl } from '@herald/stack/config.mjs';
 import { htmlReportEnv, writeTimeSeriesPng } from './report.mjs';
 
 const SCENARIOS = ['smoke', 'load', 'stress', 'spike', 'soak'];
@@ -136,7 +136,7 @@ async function localTarget(scenario) {
 
 async function k6Binary() {
   if (process.env.K6_BINARY) return process.env.K6_BINARY;
-  const { ensureGoTool } = await import('../scripts/go-tools.mjs');
+  const { ensureGoTool } = await import('@herald/stack/go-tools.mjs');
   return ensureGoTool('k6');
 }
 

@@ -1,6 +1,6 @@
 // The load-test client's manners (token refresh and retries, docs/api-reference.md), checked against a fake Herald that misbehaves on
 // purpose: k6 runs test/client.js through the real lib/http.js and lib/auth.js, and this file
-// asserts what the fake saw. Needs k6 (built by scripts/go-tools.mjs, or K6_BINARY); no stack.
+// asserts what the fake saw. Needs k6 (built by tools/stack/src/go-tools.mjs, or K6_BINARY); no stack.
 // Run: node --test loadtest/test/
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -17,7 +17,7 @@ const CLIENT_SECRET = 'sk_selftest';
 
 async function k6Binary() {
   if (process.env.K6_BINARY) return process.env.K6_BINARY;
-  const { ensureGoTool } = await import('../../scripts/go-tools.mjs');
+  const { ensureGoTool } = await import('@herald/stack/go-tools.mjs');
   return ensureGoTool('k6');
 }
 

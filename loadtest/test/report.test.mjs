@@ -16,7 +16,7 @@ const repoRoot = path.resolve(here, '..', '..');
 
 async function k6Binary() {
   if (process.env.K6_BINARY) return process.env.K6_BINARY;
-  const { ensureGoTool } = await import('../../scripts/go-tools.mjs');
+  const { ensureGoTool } = await import('@herald/stack/go-tools.mjs');
   return ensureGoTool('k6');
 }
 
@@ -66,9 +66,13 @@ export default function () { http.get(__ENV.TARGET); }
     assert.ok(fs.statSync(png).size > 10_000, 'the chart looks blank');
 
     // The HTML report, rendered by a real browser: its charts drawn, k6's figures on it.
-    const executablePath = execFileSync('node', [path.join(repoRoot, 'scripts', 'browser.mjs')], {
-      encoding: 'utf8',
-    })
+    const executablePath = execFileSync(
+      'node',
+      [path.join(repoRoot, 'tools', 'stack', 'src', 'browser.mjs')],
+      {
+        encoding: 'utf8',
+      },
+    )
       .trim()
       .split('\n')
       .at(-1);

@@ -38,7 +38,7 @@ function sourceFiles(dir = path.join(packageDir, 'src')): string[] {
 
 describe('the package', () => {
   it('when the OpenAPI types are generated afresh, then they equal src/generated/openapi.ts (else: npm run generate -w @herald/client)', async () => {
-    const { code, output } = await run(['scripts/generate.mjs', '--check']);
+    const { code, output } = await run(['tools/generate/src/main.mjs', '--check']);
     expect(output).toMatch(/up to date/);
     expect(code).toBe(0);
   }, 120_000);

@@ -31,7 +31,7 @@ const RATE_INTERVAL = '1m';
 
 const processes = (
   JSON.parse(
-    readFileSync(path.join(repoRoot, 'scripts', 'stack', 'processes.generated.json'), 'utf8'),
+    readFileSync(path.join(repoRoot, 'tools', 'stack', 'src', 'processes.generated.json'), 'utf8'),
   ) as Array<{ name: string }>
 ).map((p) => p.name);
 
@@ -318,7 +318,7 @@ describe("the stack's Prometheus", () => {
     ).toEqual([]);
   });
 
-  it('when it is asked for its rules, then the alert rules of scripts/observability/alert-rules.mjs are loaded', async () => {
+  it('when it is asked for its rules, then the alert rules of tools/observability/src/alert-rules.mjs are loaded', async () => {
     const answer = await api<{ groups: Array<{ rules: unknown[] }> }>('/api/v1/rules');
     expect(answer.status).toBe('success');
     expect(answer.data.groups.flatMap((g) => g.rules).length).toBeGreaterThan(0);
@@ -434,7 +434,7 @@ describe('every panel of every dashboard', () => {
       execFileSync(
         process.execPath,
         [
-          path.join(repoRoot, 'scripts', 'observability', 'render-dashboards.mjs'),
+          path.join(repoRoot, 'tools', 'observability', 'src', 'render-dashboards.mjs'),
           '--json',
           '--minutes',
           '5',

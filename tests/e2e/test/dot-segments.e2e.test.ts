@@ -108,7 +108,7 @@ function expectRefused(res: RawAnswer) {
 /** Each Herald process's base URL on the local stack (HERALD_<NAME>_PORT moves one). */
 const processes = (
   JSON.parse(
-    readFileSync(path.join(repoRoot, 'scripts', 'stack', 'processes.generated.json'), 'utf8'),
+    readFileSync(path.join(repoRoot, 'tools', 'stack', 'src', 'processes.generated.json'), 'utf8'),
   ) as { name: string; port: number }[]
 ).map(({ name, port }) => {
   const moved = process.env[`HERALD_${name.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}_PORT`];

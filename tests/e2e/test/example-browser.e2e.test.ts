@@ -43,7 +43,7 @@ function startServer(): Promise<string> {
 }
 
 beforeAll(async () => {
-  const found = execFileSync('node', [path.join(repoRoot, 'scripts', 'browser.mjs')], {
+  const found = execFileSync('node', [path.join(repoRoot, 'tools', 'stack', 'src', 'browser.mjs')], {
     encoding: 'utf8',
     timeout: 600_000,
   });

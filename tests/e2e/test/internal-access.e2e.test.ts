@@ -16,7 +16,7 @@ interface RegistryEntry {
   port: number;
 }
 const registry = JSON.parse(
-  readFileSync(path.join(repoRoot, 'scripts', 'stack', 'processes.generated.json'), 'utf8'),
+  readFileSync(path.join(repoRoot, 'tools', 'stack', 'src', 'processes.generated.json'), 'utf8'),
 ) as RegistryEntry[];
 
 /** A running service's base URL, as the local stack runs it (HERALD_<NAME>_PORT moves it). */

@@ -27,7 +27,7 @@ const spansFile = path.join(dataDir, 'traces', 'spans.jsonl');
  */
 async function stackLogFiles(): Promise<string[]> {
   const run = await runCommand(process.execPath, [
-    path.join(repoRoot, 'scripts', 'stack', 'cli.mjs'),
+    path.join(repoRoot, 'tools', 'stack', 'src', 'cli.mjs'),
     'status',
     '--json',
   ]);

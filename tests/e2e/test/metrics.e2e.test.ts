@@ -21,7 +21,7 @@ import {
 } from './support.js';
 
 // ---------------------------------------------------------------------------------------------
-// Where the endpoints are: the stack's registry, moved as the stack moves them (scripts/stack/
+// Where the endpoints are: the stack's registry, moved as the stack moves them (tools/stack/src/
 // config.mjs): HERALD_<NAME>_METRICS_PORT, else the registry's distance from HERALD_<NAME>_PORT.
 
 interface RegistryEntry {
@@ -31,7 +31,7 @@ interface RegistryEntry {
 }
 
 const registry = JSON.parse(
-  readFileSync(path.join(repoRoot, 'scripts', 'stack', 'processes.generated.json'), 'utf8'),
+  readFileSync(path.join(repoRoot, 'tools', 'stack', 'src', 'processes.generated.json'), 'utf8'),
 ) as RegistryEntry[];
 
 const envName = (name: string) => name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');

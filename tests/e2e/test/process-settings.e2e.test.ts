@@ -16,7 +16,7 @@ interface RegistryEntry {
 }
 
 const registry = JSON.parse(
-  readFileSync(path.join(repoRoot, 'scripts', 'stack', 'processes.generated.json'), 'utf8'),
+  readFileSync(path.join(repoRoot, 'tools', 'stack', 'src', 'processes.generated.json'), 'utf8'),
 ) as RegistryEntry[];
 
 const pidOf = (name: string) =>

@@ -24,7 +24,7 @@ const outputDir = path.join(repoRoot, '.herald', 'test-output');
 let browser: Browser;
 
 beforeAll(async () => {
-  const found = execFileSync('node', [path.join(repoRoot, 'scripts', 'browser.mjs')], {
+  const found = execFileSync('node', [path.join(repoRoot, 'tools', 'stack', 'src', 'browser.mjs')], {
     encoding: 'utf8',
     timeout: 600_000,
   });

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 export const INGRESS = process.env.HERALD_INGRESS_URL ?? 'http://localhost:8080';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-/** The stack's data folder (HERALD_DATA_DIR, as scripts/stack/config.mjs reads it). */
+/** The stack's data folder (HERALD_DATA_DIR, as tools/stack/src/config.mjs reads it). */
 export const dataDir = path.resolve(repoRoot, process.env.HERALD_DATA_DIR || '.herald');
 
 /** The stack's Prometheus (npm test sets the URL; by hand, HERALD_PROMETHEUS_PORT moves it). */

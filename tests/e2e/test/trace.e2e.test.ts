@@ -33,7 +33,7 @@ const dataDir = path.resolve(repoRoot, process.env.HERALD_DATA_DIR || '.herald')
 const spansFile = path.join(dataDir, 'traces', 'spans.jsonl');
 const treeFile = path.join(dataDir, 'test-output', 'trace-tree.txt');
 
-/** A line of spans.jsonl (scripts/stack/trace-receiver.mjs). */
+/** A line of spans.jsonl (tools/stack/src/trace-receiver.mjs). */
 interface RecordedSpan {
   traceId: string;
   spanId: string;
@@ -145,7 +145,7 @@ function callerTrace() {
 /** Whether the stack loaded the pg instrumentation: its metrics are on the events process's port. */
 async function pgSpansOn(): Promise<boolean> {
   const registry = JSON.parse(
-    readFileSync(path.join(repoRoot, 'scripts', 'stack', 'processes.generated.json'), 'utf8'),
+    readFileSync(path.join(repoRoot, 'tools', 'stack', 'src', 'processes.generated.json'), 'utf8'),
   ) as Array<{ name: string; port: number; metricsPort: number }>;
   const events = registry.find((e) => e.name === 'events')!;
   const moved = Number(process.env.HERALD_EVENTS_PORT || events.port);
@@ -261,7 +261,7 @@ async function recordOf(watch: TenantWatch, what: string, match: (m: Published) 
 const trees: string[] = [];
 
 async function keepTree(title: string, traceId: string) {
-  const cli = path.join(repoRoot, 'scripts', 'stack', 'cli.mjs');
+  const cli = path.join(repoRoot, 'tools', 'stack', 'src', 'cli.mjs');
   const run = await runCommand(process.execPath, [cli, 'traces', traceId]);
   expect(run.stderr).toBe('');
   expect(run.code).toBe(0);

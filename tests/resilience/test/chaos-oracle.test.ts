@@ -1,4 +1,4 @@
-// The fault suite's oracle (scripts/chaos/oracle.mjs) on made-up evidence: it must see every kind
+// The fault suite's oracle (tools/chaos/src/oracle.mjs) on made-up evidence: it must see every kind
 // of failure the suite exists to catch, or a clean run of `npm run chaos` would prove nothing.
 import { describe, expect, it } from '@jest/globals';
 
@@ -29,7 +29,7 @@ interface Oracle {
 }
 
 const oracle = (await import(
-  new URL('../../../scripts/chaos/oracle.mjs', import.meta.url).href
+  new URL('../../../tools/chaos/src/oracle.mjs', import.meta.url).href
 )) as Oracle;
 
 const T0 = 1_000_000;

@@ -1,4 +1,4 @@
-// The fault suite of `npm run chaos` (scripts/chaos), short: every fault once, each in about
+// The fault suite of `npm run chaos` (tools/chaos/src), short: every fault once, each in about
 // 15 to 25 s of load (Contact upserts, single Events, arrays of up to 1,000 Events on the four
 // routes), then recovery and the oracle (PostgreSQL and Kafka). No Event answered 202 may be
 // lost or recorded twice, no Event of a request answered 4xx may be anywhere, and every Kafka
@@ -35,7 +35,7 @@ interface Row {
   };
 }
 
-/** scripts/chaos/suite.mjs: plain JavaScript outside every tsconfig, typed with what is used. */
+/** tools/chaos/src/suite.mjs: plain JavaScript outside every tsconfig, typed with what is used. */
 interface Chaos {
   faultNames: string[];
   runFault(name: string, options?: { log?: (line: string) => void }): Promise<Row>;
@@ -44,7 +44,7 @@ interface Chaos {
   restoreStack(): Promise<void>;
 }
 
-const suite = new URL('../../../scripts/chaos/suite.mjs', import.meta.url).href;
+const suite = new URL('../../../tools/chaos/src/suite.mjs', import.meta.url).href;
 const chaos = (await import(suite)) as Chaos;
 
 const rows: Row[] = [];

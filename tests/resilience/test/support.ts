@@ -1,5 +1,5 @@
 // The running local stack as a customer reaches it (through the ingress), and the stack's own
-// controls (scripts/stack/index.mjs) to stop and start one piece of its infrastructure.
+// controls (tools/stack/src/index.mjs) to stop and start one piece of its infrastructure.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,7 +9,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 const dataDir = path.resolve(repoRoot, process.env.HERALD_DATA_DIR || '.herald');
 
 // ---------------------------------------------------------------------------------------------
-// The stack's controls. scripts/ is plain JavaScript outside every tsconfig: imported by URL,
+// The stack's controls. tools/stack is plain JavaScript outside this package's tsconfig: imported by URL,
 // typed here with what these tests use of it.
 
 interface StatusRow {
@@ -29,7 +29,7 @@ export interface Stack {
   isUp(): Promise<boolean>;
 }
 
-const stackModule = new URL('../../../scripts/stack/index.mjs', import.meta.url).href;
+const stackModule = new URL('../../../tools/stack/src/index.mjs', import.meta.url).href;
 export const stack = (await import(stackModule)) as Stack;
 
 /** The ingress, exactly as a customer reaches it (the stack's own unless told otherwise). */

@@ -1,0 +1,332 @@
+// One fault under load, start to verdict, and the table of a run: shared by `npm run chaos`
+// (tools/chaos/src/main.mjs) and the bounded version in `npm test` (tests/resilience/test/chaos.test.ts).
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { dataDir, status } from '@herald/stack/index.mjs';
+import { newTenant } from './api.mjs';
+import { createDriver } from './driver.mjs';
+import { bringBack, faultNames, faults, restart, restoreStack } from './faults.mjs';
+import {
+  PUBLISH_DEADLINE_MS,
+  allPublished,
+  eventsDatabaseUrl,
+  judge,
+  kafkaClient,
+  openReader,
+  storedEvents,
+  topicEnd,
+} from './oracle.mjs';
+
+export { faultNames, restoreStack };
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * How long each part of a fault lasts. `short`: one fault cycle in about 15 to 25 s of load
+ * (what `npm test` runs). `minutes(n)`: n minutes of load per fault, the fault injected again
+ * every `steadyMs` while time is left.
+ */
+export const profiles = {
+  short: { name: 'short', leadInMs: 3_000, tailMs: 4_000, loadMs: 0, steadyMs: 0 },
+  minutes: (n) => ({
+    name: `${n} min`,
+    leadInMs: 10_000,
+    tailMs: 10_000,
+    loadMs: n * 60_000,
+    steadyMs: 20_000,
+  }),
+};
+
+/** Polls a probe Event until it is answered 202: the stack records again. */
+async function waitRecording(driver, withinMs = 120_000) {
+  const deadline = Date.now() + withinMs;
+  while (!(await driver.probe())) {
+    if (Date.now() > deadline) throw new Error(`no Event answered 202 within ${withinMs / 1000} s`);
+    await sleep(250);
+  }
+}
+
+/**
+ * Components other than the one hit that stopped answering because of the fault (a crash),
+ * after giving them `graceMs` to reconnect: ['events-relay stopped', ...]. The stack is then
+ * brought back whole, so the fault's oracle and the next faults run on a complete stack.
+ */
+async function collateralDamage(graceMs = 20_000) {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    const bad = (await status()).filter((r) => r.expected && !r.ok);
+    if (bad.length === 0) return [];
+    if (Date.now() > deadline) {
+      await restart();
+      return bad.map((r) => `${r.component} ${r.state}`);
+    }
+    await sleep(1_000);
+  }
+}
+
+/**
+ * Runs one fault: a fresh Tenant, the load, the fault (once, or in cycles for a long profile),
+ * recovery, then the oracle. Resolves the row of the table (with the verdict and its details);
+ * a fault that could not be carried out resolves a row with `error`.
+ * @param {string} name one of faultNames
+ * @param {object} [options] {profile, lanes, ratePerSecond, log(line)}
+ */
+export async function runFault(name, options = {}) {
+  const fault = faults.find((f) => f.name === name);
+  if (!fault) throw new Error(`unknown fault ${name}; one of: ${faultNames.join(', ')}`);
+  const { profile = profiles.short, lanes = 4, ratePerSecond = 8, log = () => {} } = options;
+  const say = (text) => log(`[${name}] ${text}`);
+  const row = { fault: name, title: fault.title, profile: profile.name, notes: [], windows: [] };
+  const startedAt = Date.now();
+  let driver;
+  let opening;
+  let reader;
+  const db = new pg.Pool({
+    connectionString: eventsDatabaseUrl(),
+    application_name: 'herald-chaos',
+    max: 2,
+  });
+  db.on('error', () => {}); // PostgreSQL restarts under it
+  row.collateral = [];
+  const checkCollateral = async () => {
+    const damage = await collateralDamage();
+    for (const d of damage) {
+      const note = `after recovery, ${d}: started again for the rest of the run`;
+      say(note);
+      row.notes.push(note);
+    }
+    row.collateral.push(...damage);
+  };
+  try {
+    // Whatever a previous fault left down, and services older than their build, start afresh.
+    await restart();
+    await fault.prepare?.();
+    const tenant = await newTenant(`Chaos: ${name}`);
+    const kafka = kafkaClient();
+    const start = await topicEnd(kafka);
+    driver = createDriver({ tenant, lanes, ratePerSecond });
+    await driver.seed();
+    driver.mark('lead-in');
+    driver.start();
+    say(`load started (Tenant ${tenant.tenantId})`);
+    await sleep(profile.leadInMs);
+
+    const loadEnd = startedAt + profile.loadMs;
+    for (;;) {
+      driver.mark('fault');
+      const injectedAt = Date.now();
+      const note = await fault.inject({ driver, tenant, db });
+      say(note);
+      row.notes.push(note);
+      await sleep(fault.holdMs);
+      driver.mark('recovery');
+      const recoveryStartedAt = Date.now();
+      await (fault.recover ? fault.recover() : bringBack(fault.component));
+      await waitRecording(driver);
+      const recoveredAt = Date.now();
+      row.windows.push({ injectedAt, recoveredAt, recoveryMs: recoveredAt - recoveryStartedAt });
+      say(`recovered in ${((recoveredAt - recoveryStartedAt) / 1000).toFixed(1)} s`);
+      driver.mark('after');
+      const cycleMs = Date.now() - injectedAt + profile.tailMs + profile.steadyMs;
+      if (Date.now() + cycleMs > loadEnd) break;
+      await sleep(profile.steadyMs);
+      await checkCollateral();
+    }
+    // The oracle's Kafka reader joins its group while the load goes on.
+    opening = openReader(kafka, tenant.tenantId, start);
+    opening.catch(() => {});
+    await sleep(profile.tailMs);
+    await checkCollateral();
+    driver.mark('drain');
+    await driver.stop();
+    reader = await opening;
+    let lastAck = 0;
+    for (const ackAt of driver.ledger.acked.values()) lastAck = Math.max(lastAck, ackAt);
+    say('load stopped; reading PostgreSQL and Kafka');
+
+    // Every stored Event must reach Kafka: wait for all of them, at most until the publishing
+    // deadline after recovery (or after the last 202).
+    const lastRecovery = Math.max(...row.windows.map((w) => w.recoveredAt));
+    const deadline = Math.max(lastRecovery, lastAck) + PUBLISH_DEADLINE_MS;
+    const ids = (s) => new Set([...s.byKey.values()].flat().map((r) => r.id));
+    const first = await storedEvents(tenant.tenantId);
+    await reader.waitFor({ enough: allPublished(ids(first)), deadline });
+    // A request the load gave up on may still have been recorded meanwhile: read again, and
+    // wait for Kafka again if PostgreSQL holds more than what was waited for.
+    const stored = await storedEvents(tenant.tenantId);
+    if (stored.rows > first.rows) {
+      row.notes.push(`${stored.rows - first.rows} Event(s) stored after the load stopped`);
+      await reader.waitFor({
+        enough: allPublished(ids(stored)),
+        deadline: Math.max(deadline, Date.now() + PUBLISH_DEADLINE_MS),
+      });
+    }
+    const messages = reader.messages;
+    const verdict = judge({ ledger: driver.ledger, stored, messages, windows: row.windows });
+    Object.assign(row, summarize(driver, verdict, fault));
+  } catch (err) {
+    row.error = err instanceof Error ? err.message : String(err);
+    say(`failed: ${row.error}`);
+    if (driver) {
+      await driver.stop();
+      Object.assign(row, summarize(driver, null, fault));
+    }
+  } finally {
+    await (reader ?? (await opening?.catch(() => null)))?.close();
+    await db.end().catch(() => {});
+    try {
+      await fault.cleanup?.();
+    } catch (err) {
+      row.error ??= `cleanup: ${err.message}`;
+    }
+  }
+  row.recoveryMs = row.windows.length ? Math.max(...row.windows.map((w) => w.recoveryMs)) : null;
+  row.seconds = Math.round((Date.now() - startedAt) / 1000);
+  row.ok = isGood(row);
+  say(`${row.ok ? 'ok' : 'FAILED'} in ${row.seconds} s`);
+  return row;
+}
+
+function summarize(driver, verdict, fault) {
+  const { totals, windows, anomalies } = driver;
+  const during = ['fault', 'recovery'].map((w) => windows.get(w)).filter(Boolean);
+  const after = windows.get('after');
+  const failOpen = {
+    servedWithoutBudgetDuringFault: during.reduce((n, w) => n + w.servedWithoutBudget, 0),
+    servedWithBudgetAfterRecovery: after?.servedWithBudget ?? 0,
+    servedWithoutBudgetAfterRecovery: after?.servedWithoutBudget ?? 0,
+  };
+  return {
+    requests: totals.requests,
+    answered202: totals.answers[202] ?? 0,
+    eventsAcked: driver.ledger.acked.size,
+    clientErrors: totals.errors,
+    errorsDuringFault: Object.fromEntries(
+      during
+        .flatMap((w) => Object.entries(w.errors))
+        .reduce((m, [k, v]) => {
+          m.set(k, (m.get(k) ?? 0) + v);
+          return m;
+        }, new Map()),
+    ),
+    errorsByKind: totals.errorsByKind,
+    refusedAsMeant: totals.refusedAsMeant,
+    operations: totals.operations,
+    eventsSent: totals.eventsSent,
+    failOpen: fault.expectFailOpen ? failOpen : undefined,
+    anomalies,
+    verdict,
+  };
+}
+
+/** No lost, no doubled, nothing of a refused request anywhere, every duplicate droppable. */
+export function isGood(row) {
+  const v = row.verdict;
+  return (
+    !row.error &&
+    row.collateral.length === 0 &&
+    Boolean(v) &&
+    v.lost === 0 &&
+    v.doubled === 0 &&
+    v.rejectedPresent === 0 &&
+    v.duplicatesWithOtherId === 0 &&
+    v.badMessageIds === 0 &&
+    v.publishedNotStored === 0 &&
+    v.storedNotPublished === 0
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table and the result file
+
+const seconds = (ms) => (ms === undefined || ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);
+
+function errorsText(errors) {
+  const entries = Object.entries(errors ?? {}).sort((a, b) => b[1] - a[1]);
+  return entries.length === 0 ? 'none' : entries.map(([k, v]) => `${k}×${v}`).join(' ');
+}
+
+/** One line per fault: what the load saw and what the oracle found. */
+export function formatTable(rows) {
+  const head = [
+    'FAULT',
+    'REQUESTS',
+    '202s',
+    'EVENTS 202',
+    'LOST',
+    'DOUBLED',
+    'KAFKA DUPS',
+    'MAX PUBLISH LAG',
+    'CLIENT ERRORS BY STATUS',
+    'RECOVERY',
+    'RESULT',
+  ];
+  const body = rows.map((r) => [
+    r.fault,
+    String(r.requests ?? '-'),
+    String(r.answered202 ?? '-'),
+    String(r.eventsAcked ?? '-'),
+    String(r.verdict?.lost ?? '-'),
+    String(r.verdict?.doubled ?? '-'),
+    String(r.verdict?.kafkaDuplicates ?? '-'),
+    r.verdict ? seconds(r.verdict.maxPublishLagMs) : '-',
+    errorsText(r.clientErrors),
+    seconds(r.recoveryMs),
+    r.ok ? 'ok' : r.error ? 'ERROR' : 'FAIL',
+  ]);
+  const numeric = new Set([1, 2, 3, 4, 5, 6, 7, 9]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cols) =>
+    cols
+      .map((c, i) => (numeric.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
+  const out = [line(head), ...body.map(line)];
+  const details = [];
+  for (const r of rows) {
+    for (const note of r.notes ?? []) details.push(`  ${r.fault}: ${note}`);
+    if (r.failOpen) {
+      details.push(
+        `  ${r.fault}: ${r.failOpen.servedWithoutBudgetDuringFault} answer(s) served without a budget (fail open) during the fault; ${r.failOpen.servedWithBudgetAfterRecovery} with one after recovery`,
+      );
+    }
+    const v = r.verdict;
+    if (v && v.maxPublishDelayMs > 10_000) {
+      details.push(
+        `  ${r.fault}: the slowest Event reached Kafka ${seconds(v.maxPublishDelayMs)} after it could (recorded, or recovery; limit ${seconds(PUBLISH_DEADLINE_MS)})`,
+      );
+    }
+    const problems = v
+      ? v.lost +
+        v.doubled +
+        v.rejectedPresent +
+        v.duplicatesWithOtherId +
+        v.badMessageIds +
+        v.publishedNotStored +
+        v.storedNotPublished
+      : 0;
+    if (problems > 0) {
+      details.push(
+        `  ${r.fault}: lost ${v.lost} (absent from PostgreSQL ${v.lostInPostgres}, never on Kafka ${v.unpublished}, on Kafka too late ${v.publishedLate}); doubled ${v.doubled}; refused yet present ${v.rejectedPresent}; duplicates with another id ${v.duplicatesWithOtherId}; on Kafka but not stored ${v.publishedNotStored}; stored but not on Kafka ${v.storedNotPublished}; examples ${JSON.stringify(v.examples)}`,
+      );
+    }
+    if (r.error) details.push(`  ${r.fault}: ERROR ${r.error}`);
+    if (r.collateral?.length) {
+      details.push(`  ${r.fault}: FAILED: another component went down with it`);
+    }
+    if (r.anomalies?.length) {
+      details.push(`  ${r.fault}: unexpected answers: ${r.anomalies.slice(0, 5).join('; ')}`);
+    }
+  }
+  return [...out, ...(details.length ? ['', ...details] : [])].join('\n');
+}
+
+/** Writes the run to <data dir>/chaos/chaos-<time>.json; returns the path. */
+export function writeResults(result) {
+  const dir = path.join(dataDir, 'chaos');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `chaos-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  return file;
+}

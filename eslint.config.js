@@ -36,5 +36,18 @@ export default tseslint.config(
       globals: globals.node,
     },
   },
+  {
+    // The tooling packages stay readable in one sitting: short files, short functions.
+    files: ['tools/*/src/**/*.mjs', 'tests/fuzz/src/**/*.mjs', 'loadtest/**/*.mjs'],
+    rules: {
+      'max-lines': ['error', { max: 400 }],
+      'max-lines-per-function': ['error', { max: 80 }],
+    },
+  },
+  {
+    // A test file's cases are one callback each; the file limit still holds.
+    files: ['**/*.test.mjs'],
+    rules: { 'max-lines-per-function': 'off' },
+  },
   prettier,
 );

@@ -10,7 +10,7 @@ import { adminHandlers } from './routes/admin.js';
 import { internalHandlers } from './routes/internal.js';
 import { referenceHandlers } from './routes/reference.js';
 import { jwksHandlers, tokenHandlers } from './routes/token.js';
-import { manifest } from './service.js';
+import { manifest } from './manifest.js';
 
 export interface AuthAppDeps {
   pool: Pool;

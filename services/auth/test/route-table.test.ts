@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createLogger, routeTableAgreement } from '@herald/http';
 import { createApp, type AuthAppDeps } from '../src/app.js';
-import { manifest } from '../src/service.js';
+import { manifest } from '../src/manifest.js';
 
 describe('the route table', () => {
   it('when the app is built, then it mounts exactly the documented and the internal routes', async () => {

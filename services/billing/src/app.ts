@@ -10,7 +10,7 @@ import { createHttpApp, mountRoutes, type Logger } from '@herald/http';
 import type { SubscriptionMirror } from './domain/redis-mirror.js';
 import { adminHandlers } from './routes/admin.js';
 import { internalHandlers } from './routes/internal.js';
-import { manifest } from './service.js';
+import { manifest } from './manifest.js';
 
 export interface BillingAppDeps {
   pool: Pool;

@@ -10,7 +10,7 @@ import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { loadBillingConfig } from './config.js';
 import { createSubscriptionMirror } from './domain/redis-mirror.js';
-import { manifest } from './service.js';
+import { manifest } from './manifest.js';
 
 const config = loadBillingConfig();
 const logger = createLogger({ service: 'billing', level: config.LOG_LEVEL });

@@ -14,7 +14,7 @@ import { adminHandlers } from './routes/admin.js';
 import { contactHandlers } from './routes/contacts.js';
 import { exportEraseHandlers } from './routes/export-erase.js';
 import { internalHandlers } from './routes/internal.js';
-import { manifest } from './service.js';
+import { manifest } from './manifest.js';
 
 export interface ContactsAppDeps {
   pool: Pool;

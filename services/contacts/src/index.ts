@@ -11,7 +11,7 @@ import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { createIdentityLookupPool } from './data/identity-lookup-pool.js';
 import { loadContactsConfig } from './config.js';
-import { manifest } from './service.js';
+import { manifest } from './manifest.js';
 
 const config = loadContactsConfig();
 const logger = createLogger({ service: 'contacts', level: config.LOG_LEVEL });

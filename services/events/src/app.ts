@@ -20,7 +20,7 @@ import { createRecorder, type RecorderOptions } from './domain/recording-batcher
 import { adminHandlers } from './routes/admin.js';
 import { eventHandlers } from './routes/events.js';
 import { internalHandlers } from './routes/internal.js';
-import { manifest } from './service.js';
+import { manifest } from './manifest.js';
 
 export interface EventsAppDeps {
   pool: Pool;

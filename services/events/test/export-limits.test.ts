@@ -9,7 +9,7 @@ import { createPool } from '@herald/db';
 import { TEST_POSTGRES_URL } from '@herald/testing';
 import { loadEventsConfig } from '../src/config.js';
 import { exportSlots } from '../src/domain/export.js';
-import { manifest } from '../src/service.js';
+import { manifest } from '../src/manifest.js';
 import { internalPath } from './contact-data-support.js';
 import { SERVICE_TOKEN, startEventsService, type TestEventsService } from './support.js';
 

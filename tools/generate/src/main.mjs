@@ -1,5 +1,5 @@
 // `npm run generate` writes every file derived from the services' manifests
-// (services/*/src/service.ts, read from their build output, so it runs after the build);
+// (services/*/src/manifest.ts, read from their build output, so it runs after the build);
 // `npm run generate -- --check` writes nothing and fails naming each file that is out of date.
 // A target is `{ file, render(manifests, context) }`; `render` returns the file's whole text.
 import { spawnSync } from 'node:child_process';
@@ -66,8 +66,8 @@ function openApiDocument(manifests) {
 async function loadManifests() {
   const manifests = [];
   for (const dir of fs.readdirSync(path.join(root, 'services')).sort()) {
-    if (!fs.existsSync(path.join(root, 'services', dir, 'src', 'service.ts'))) continue;
-    const built = path.join('services', dir, 'dist', 'service.js');
+    if (!fs.existsSync(path.join(root, 'services', dir, 'src', 'manifest.ts'))) continue;
+    const built = path.join('services', dir, 'dist', 'manifest.js');
     if (!fs.existsSync(path.join(root, built))) {
       throw new Error(`${built} is missing: build first (npx turbo run build)`);
     }
@@ -89,7 +89,7 @@ for (const { dir } of manifests) {
 const problems = manifestProblems(manifests.map(({ manifest }) => manifest));
 if (problems.length > 0) {
   for (const problem of problems) console.error(`generate: ${problem}`);
-  console.error('generate: fix the manifests (services/*/src/service.ts)');
+  console.error('generate: fix the manifests (services/*/src/manifest.ts)');
   process.exit(1);
 }
 const stale = [];

@@ -1,5 +1,5 @@
 // The one list of Herald's own processes that the local stack runs, generated from the
-// services' manifests (services/*/src/service.ts) into processes.generated.json by
+// services' manifests (services/*/src/manifest.ts) into processes.generated.json by
 // `npm run generate`: edit the manifest, never the JSON. Read as JSON because the stack uses
 // Node built-ins only and runs before anything is built.
 // Each entry: `name`; `port` (its loopback port behind the nginx ingress); `metricsPort` (its

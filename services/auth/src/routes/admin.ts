@@ -9,7 +9,7 @@ import {
   type ApiKeyResponse,
   type TenantResponse,
 } from '../schemas.js';
-import type { manifest } from '../service.js';
+import type { manifest } from '../manifest.js';
 
 /** A malformed tenant id names no tenant: 404, as for an unknown one. */
 const tenantIdOf = (raw: string | undefined) => uuidParam(raw, 'no such tenant');

@@ -2,7 +2,7 @@ import type { Pool } from '@herald/db';
 import { uuidParam, type RouteHandlers } from '@herald/http';
 import { recentlyRevokedClientIds } from '../domain/api-keys.js';
 import { assertTenantExists } from '../domain/tenants.js';
-import type { manifest } from '../service.js';
+import type { manifest } from '../manifest.js';
 
 /** For Herald's other services (never routed by the public ingress). */
 export function internalHandlers(deps: {

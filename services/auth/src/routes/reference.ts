@@ -5,7 +5,7 @@ import {
 } from '@herald/api-reference';
 import { errors } from '@herald/errors';
 import type { RouteHandlers } from '@herald/http';
-import type { manifest } from '../service.js';
+import type { manifest } from '../manifest.js';
 
 type Handlers = RouteHandlers<typeof manifest.routes>;
 

@@ -1,7 +1,7 @@
 import type { RouteHandlers } from '@herald/http';
 import { parseBasicCredentials } from '../domain/credentials.js';
 import { exchangeCredentials, type TokenExchangeDeps } from '../domain/token-exchange.js';
-import type { manifest } from '../service.js';
+import type { manifest } from '../manifest.js';
 
 type Handlers = RouteHandlers<typeof manifest.routes>;
 

@@ -7,7 +7,7 @@ import {
   type SubscriptionStatus,
 } from '../domain/subscriptions.js';
 import type { SubscriptionStatusResponse } from '../schemas.js';
-import type { manifest } from '../service.js';
+import type { manifest } from '../manifest.js';
 
 const statusBody = (s: SubscriptionStatus): SubscriptionStatusResponse => ({
   state: s.state,

@@ -1,7 +1,7 @@
 import { uuidParam, type RouteHandlers } from '@herald/http';
 import { refreshedSubscription, type BillingDeps } from '../domain/subscriptions.js';
 import type { SubscriptionSnapshotResponse } from '../schemas.js';
-import type { manifest } from '../service.js';
+import type { manifest } from '../manifest.js';
 
 /** Routes for Herald's other services only: never routed by the public ingress. */
 export function internalHandlers(

@@ -5,7 +5,7 @@ import { parseOrThrow, type RouteHandlers } from '@herald/http';
 import { isUuid } from '../domain/contacts.js';
 import { createOrganization } from '../domain/organizations.js';
 import { organizationBody } from '../schemas.js';
-import type { manifest } from '../service.js';
+import type { manifest } from '../manifest.js';
 
 /** Operator API: organizations. */
 export function adminHandlers(deps: {

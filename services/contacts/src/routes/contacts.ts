@@ -5,7 +5,7 @@ import type { Contact } from '../data/contacts-repository.js';
 import { presentContact } from '../domain/contact-snapshot.js';
 import type { ContactReads, ContactUpserts } from '../domain/contacts.js';
 import { contactWriteBody, externalId as externalIdSchema } from '../schemas.js';
-import type { manifest } from '../service.js';
+import type { manifest } from '../manifest.js';
 
 type Handlers = RouteHandlers<typeof manifest.routes>;
 

@@ -6,7 +6,7 @@ import type { Logger, RouteHandlers } from '@herald/http';
 import { eraseContact } from '../domain/erasure.js';
 import { exportRefusal, type ContactDataServices } from '../clients/contact-data-services.js';
 import { exportContact, type ContactRef } from '../domain/export.js';
-import type { manifest } from '../service.js';
+import type { manifest } from '../manifest.js';
 
 type Handlers = RouteHandlers<typeof manifest.routes>;
 

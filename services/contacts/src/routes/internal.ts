@@ -2,7 +2,7 @@ import type { Pool } from '@herald/db';
 import { parseOrThrow, type RouteHandlers } from '@herald/http';
 import { resolveIdentities } from '../domain/identity-resolution.js';
 import { resolveIdentitiesRequest as resolveIdentitiesBody } from '@herald/internal-api';
-import type { manifest } from '../service.js';
+import type { manifest } from '../manifest.js';
 
 /** Routes for Herald's other services only: never routed by the public ingress. */
 export function internalHandlers(deps: {

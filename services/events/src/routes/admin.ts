@@ -2,7 +2,7 @@ import type { TenantDirectory } from '@herald/auth';
 import type { Pool } from '@herald/db';
 import type { RouteHandlers } from '@herald/http';
 import { eventNamesOf } from '../domain/catalog.js';
-import type { manifest } from '../service.js';
+import type { manifest } from '../manifest.js';
 
 /** Operator API: the event-name catalog Journey triggers are picked from. */
 export function adminHandlers(deps: {

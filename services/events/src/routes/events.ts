@@ -2,7 +2,7 @@ import { assertIdentifierLookup, principalOf } from '@herald/auth';
 import type { RouteHandler, RouteHandlers } from '@herald/http';
 import { parseEventBatch, type EventRoute } from '../domain/event-batch.js';
 import { recordEvents, type RecordingDeps } from '../domain/record-events.js';
-import type { manifest } from '../service.js';
+import type { manifest } from '../manifest.js';
 
 type Handlers = RouteHandlers<typeof manifest.routes>;
 

@@ -10,7 +10,7 @@ import {
   exportSlots,
   type ExportLimits,
 } from '../domain/export.js';
-import { manifest } from '../service.js';
+import { manifest } from '../manifest.js';
 
 /** The path's Tenant and Contact ids; anything that is not a uuid names nothing (404). */
 function contactPath(params: Record<string, string>): { tenantId: string; contactId: string } {

@@ -20,7 +20,7 @@
 //     runs `promtool check rules` and the alerts' unit tests (`promtool test rules`,
 //     charts/herald/tests/alerts/) on both, and the module's own tests,
 //   - checks the values, the Dockerfiles and docker-compose.yml run every process of the
-//     registry (tools/stack/src/processes.generated.json, from services/*/src/service.ts),
+//     registry (tools/stack/src/processes.generated.json, from services/*/src/manifest.ts),
 //   - checks that the README lists every value and that k8s/ is the default rendering.
 // It exits non-zero when anything fails and ends with one summary line.
 import { spawnSync } from 'node:child_process';

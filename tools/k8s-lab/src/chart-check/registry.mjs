@@ -1,5 +1,5 @@
 // The hand-written files that run Herald's processes against the registry of processes
-// (tools/stack/src/processes.generated.json, generated from services/*/src/service.ts like the
+// (tools/stack/src/processes.generated.json, generated from services/*/src/manifest.ts like the
 // chart's process list and routes and compose's routes, which therefore need no comparison):
 // the values run every process, each Dockerfile has a stage that runs the process's command,
 // and docker-compose.yml has a service (and a migration service) for each.

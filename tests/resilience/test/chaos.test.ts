@@ -35,7 +35,7 @@ interface Row {
   };
 }
 
-/** tools/chaos/src/suite.mjs: plain JavaScript outside every tsconfig, typed with what is used. */
+/** tools/chaos/src/suite.mjs (JavaScript, imported by URL), typed with what is used here. */
 interface Chaos {
   faultNames: string[];
   runFault(name: string, options?: { log?: (line: string) => void }): Promise<Row>;

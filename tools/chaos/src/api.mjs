@@ -12,8 +12,14 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * One JSON request to the ingress; resolves {status, headers, body (parsed JSON or text)}.
  * Rejects on a network error or after `timeoutMs`.
+ * @param {string} method
+ * @param {string} route
+ * @param {{token?: string, basic?: string, body?: unknown, timeoutMs?: number}} [options]
+ *   `basic`: "user:password"; `body`: sent as is when a string, else as JSON
+ * @returns {Promise<{status: number, headers: Headers, body: any}>}
  */
 export async function request(method, route, { token, basic, body, timeoutMs = 10_000 } = {}) {
+  /** @type {Record<string, string>} */
   const headers = {};
   if (token) headers.authorization = `Bearer ${token}`;
   if (basic) headers.authorization = `Basic ${Buffer.from(basic).toString('base64')}`;
@@ -60,7 +66,12 @@ async function patiently(what, call, ok, withinMs = 60_000) {
 const admin = (method, route, body) =>
   request(method, `/admin/v1${route}`, { token: adminToken(), body });
 
-/** Exchanges a key for an access token: {accessToken, expiresAt}. */
+/**
+ * Exchanges a key for an access token: {accessToken, expiresAt}.
+ * @param {string} clientId
+ * @param {string} secret
+ * @returns {Promise<{accessToken: string, expiresAt: number}>}
+ */
 export async function exchange(clientId, secret) {
   const res = await request('POST', '/v1/token', { basic: `${clientId}:${secret}` });
   if (res.status !== 200) throw new Error(`token exchange answered ${res.status}`);

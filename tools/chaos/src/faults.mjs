@@ -104,9 +104,12 @@ export async function servicesOnCluster(on) {
   await restart();
 }
 
+/** The masters of the stack's Redis Cluster. */
+const clusterMasters = () => redisInstances().filter((i) => 'cluster' in i && i.cluster);
+
 /** The Cluster master holding `key`'s slot: the one that answers it rather than redirecting. */
 async function clusterMasterOf(key) {
-  const masters = redisInstances().filter((i) => i.cluster);
+  const masters = clusterMasters();
   const reply = await redisCommand(masters[0].port, ['GET', key]);
   const moved = /^-(?:MOVED|ASK) \d+ [^:]+:(\d+)/.exec(reply);
   const port = moved ? Number(moved[1]) : masters[0].port;
@@ -137,7 +140,7 @@ function clusterInfo(port) {
 
 /** Every master of the stack's Cluster reports cluster_state:ok. */
 async function clusterOk() {
-  const masters = redisInstances().filter((i) => i.cluster);
+  const masters = clusterMasters();
   const infos = await Promise.all(masters.map((m) => clusterInfo(m.port)));
   return infos.every((info) => /cluster_state:ok/.test(info));
 }
@@ -154,10 +157,31 @@ function pgCtl(args) {
 }
 
 /**
- * Each fault: `name`, `component` (what it hits), `title`, `holdMs` (how long it lasts before
- * recovery starts), `inject(ctx)` resolving a note on what exactly was hit, and optionally
- * `prepare`, `recover` (default: bringBack(component)) and `cleanup`.
- * ctx: {driver, tenant, db (a pg Pool on herald_events)}.
+ * What a fault's `inject` is given.
+ * @typedef {object} FaultContext
+ * @property {ReturnType<typeof import('./driver.mjs').createDriver>} driver
+ * @property {import('./requests.mjs').Tenant} tenant
+ * @property {import('pg').Pool} db  a pool on herald_events
+ *
+ * One fault: what it hits, how long it lasts, how it is injected; `prepare` runs before the
+ * fault's Tenant is made, `cleanup` after its verdict, failures included.
+ * @typedef {object} Fault
+ * @property {string} name
+ * @property {string} component  what it hits
+ * @property {string} title
+ * @property {number} holdMs     how long it lasts before recovery starts
+ * @property {boolean} [expectFailOpen]  the rate-limit guard may serve without a budget meanwhile:
+ *   the table reports how often it did
+ * @property {(ctx: FaultContext) => Promise<string>} inject  resolves a note on what exactly
+ *   was hit
+ * @property {() => Promise<void>} [prepare]
+ * @property {() => Promise<void>} [recover]  default: bringBack(component)
+ * @property {() => Promise<void>} [cleanup]
+ */
+
+/**
+ * The faults, in the order the suite runs them.
+ * @type {Fault[]}
  */
 export const faults = [
   {

@@ -1,12 +1,13 @@
 // `npm run chaos`: the fault suite. Each fault, one at a time, hits the local stack while a
 // steady load of Contact upserts and Events runs; after recovery an oracle reads PostgreSQL and
 // Kafka and counts lost, doubled and duplicated Events (docs/reliability.md). `--soak` and
-// `--fuzz` run the long checks instead: the soak (chaos/soak.mjs) and the contract fuzzer.
+// `--fuzz` run the long checks instead: the soak (soak.mjs) and the contract fuzzer (tests/fuzz).
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import { UsageError, commandLine, positiveInteger } from '@herald/stack/args.mjs';
-import { runSoak } from './soak.mjs';
+import { repoRoot } from '@herald/stack/config.mjs';
 import { down, ingressUrl, up } from '@herald/stack/index.mjs';
+import { runSoak } from './soak.mjs';
 import {
   faultNames,
   formatTable,
@@ -91,6 +92,9 @@ const { values } = commandLine(USAGE, {
   },
 });
 
+/** What `npm run fuzz` runs. */
+const FUZZ_ENTRY = 'tests/fuzz/src/main.mjs';
+
 const log = (line) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
 
 if (values.soak || values.fuzz) {
@@ -105,7 +109,7 @@ if (values.soak || values.fuzz) {
     const minutes = values.minutes === undefined ? 10 : Number(values.minutes);
     const fuzz = spawnSync(
       process.execPath,
-      [fileURLToPath(new URL('./fuzz.mjs', import.meta.url)), '--seconds', String(minutes * 60)],
+      [path.join(repoRoot, FUZZ_ENTRY), '--seconds', String(minutes * 60)],
       { stdio: 'inherit' },
     );
     ok = fuzz.status === 0;

@@ -143,23 +143,44 @@ export function allPublished(ids) {
 }
 
 /**
- * The verdict of one fault. `windows` are the fault's [injectedAt, recoveredAt] spans. An Event
- * is due on Kafka 30 s after it was recorded; a fault that begins before then (the Event
- * recorded during it, or shortly before and not yet published) moves that to 30 s after its
- * recovery.
+ * @typedef {import('./bookkeeping.mjs').Ledger} Ledger
+ *
+ * @typedef {object} Message  one the reader kept
+ * @property {number} partition
+ * @property {string} offset
+ * @property {number} timestamp
+ * @property {{tenantId?: string, eventId: string, messageId: string, dedupKey: string}} value
+ *
+ * @typedef {Awaited<ReturnType<typeof storedEvents>>} Stored
+ * @typedef {{injectedAt: number, recoveredAt: number}} FaultSpan
  */
-export function judge({ ledger, stored, messages, windows }) {
-  const dueBy = (receivedAt) => {
-    let due = receivedAt + PUBLISH_DEADLINE_MS;
-    for (const w of [...windows].sort((a, b) => a.injectedAt - b.injectedAt)) {
-      if (w.injectedAt <= due && w.recoveredAt >= receivedAt) {
-        due = Math.max(due, w.recoveredAt + PUBLISH_DEADLINE_MS);
-      }
+
+/**
+ * When an Event recorded at `receivedAt` is due on Kafka: 30 s later, or 30 s after the
+ * recovery of a fault that begins before then.
+ * @param {FaultSpan[]} windows
+ * @param {number} receivedAt
+ */
+function dueBy(windows, receivedAt) {
+  let due = receivedAt + PUBLISH_DEADLINE_MS;
+  for (const w of [...windows].sort((a, b) => a.injectedAt - b.injectedAt)) {
+    if (w.injectedAt <= due && w.recoveredAt >= receivedAt) {
+      due = Math.max(due, w.recoveredAt + PUBLISH_DEADLINE_MS);
     }
-    return due;
-  };
-  // Kafka, by Event id: its copies.
+  }
+  return due;
+}
+
+/**
+ * Kafka, by Event id: its copies; the Event ids of each dedupKey; and the counts of copies
+ * beyond the first, of those with another message id, and of messages whose id is not their
+ * Event's.
+ * @param {Message[]} messages
+ */
+function kafkaCopies(messages) {
+  /** @type {Map<string, Message[]>} */
   const copies = new Map();
+  /** @type {Map<string, Set<string>>} */
   const idsByKey = new Map();
   let badMessageIds = 0;
   for (const m of messages) {
@@ -180,7 +201,18 @@ export function judge({ ledger, stored, messages, windows }) {
       if (m.value.messageId !== list[0].value.messageId) duplicatesWithOtherId += 1;
     }
   }
+  return { copies, idsByKey, badMessageIds, kafkaDuplicates, duplicatesWithOtherId };
+}
 
+/**
+ * Where each Event answered 202 went: the keys absent from PostgreSQL, never on Kafka, or on
+ * Kafka after they were due, and the largest publishing lag and delay.
+ * @param {Ledger} ledger
+ * @param {Stored} stored
+ * @param {Map<string, Message[]>} copies
+ * @param {FaultSpan[]} windows
+ */
+function publication(ledger, stored, copies, windows) {
   const lostInPostgres = [];
   const unpublished = [];
   const late = [];
@@ -200,11 +232,30 @@ export function judge({ ledger, stored, messages, windows }) {
     const first = Math.min(...published.map((m) => m.timestamp));
     const receivedAt = Math.min(...rows.map((r) => r.receivedAt));
     maxPublishLagMs = Math.max(maxPublishLagMs, first - receivedAt);
-    const due = Math.max(dueBy(receivedAt), ackAt + PUBLISH_DEADLINE_MS);
+    const due = Math.max(dueBy(windows, receivedAt), ackAt + PUBLISH_DEADLINE_MS);
     // How long it took counted from when it could go: its recording, or the recovery.
     maxPublishDelayMs = Math.max(maxPublishDelayMs, first - (due - PUBLISH_DEADLINE_MS));
     if (first > due) late.push(key);
   }
+  return { lostInPostgres, unpublished, late, maxPublishLagMs, maxPublishDelayMs };
+}
+
+/**
+ * The verdict of one fault. `windows` are the fault's [injectedAt, recoveredAt] spans. An Event
+ * is due on Kafka 30 s after it was recorded; a fault that begins before then (the Event
+ * recorded during it, or shortly before and not yet published) moves that to 30 s after its
+ * recovery.
+ * @param {{ledger: Ledger, stored: Stored, messages: Message[], windows: FaultSpan[]}} evidence
+ */
+export function judge({ ledger, stored, messages, windows }) {
+  const { copies, idsByKey, badMessageIds, kafkaDuplicates, duplicatesWithOtherId } =
+    kafkaCopies(messages);
+  const { lostInPostgres, unpublished, late, maxPublishLagMs, maxPublishDelayMs } = publication(
+    ledger,
+    stored,
+    copies,
+    windows,
+  );
 
   // Two stored Events for one key, or two Event ids on Kafka for one key.
   const doubledKeys = new Set();

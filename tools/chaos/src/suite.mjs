@@ -1,9 +1,8 @@
-// One fault under load, start to verdict, and the table of a run: shared by `npm run chaos`
-// (tools/chaos/src/main.mjs) and the bounded version in `npm test` (tests/resilience/test/chaos.test.ts).
-import fs from 'node:fs';
-import path from 'node:path';
+// One fault under load, start to verdict, and (from table.mjs) the table of a run: shared by
+// `npm run chaos` (tools/chaos/src/main.mjs) and the bounded version in `npm test`
+// (tests/resilience/test/chaos.test.ts).
 import pg from 'pg';
-import { dataDir, status } from '@herald/stack/index.mjs';
+import { status } from '@herald/stack/index.mjs';
 import { newTenant } from './api.mjs';
 import { createDriver } from './driver.mjs';
 import { bringBack, faultNames, faults, restart, restoreStack } from './faults.mjs';
@@ -19,6 +18,7 @@ import {
 } from './oracle.mjs';
 
 export { faultNames, restoreStack };
+export { formatTable, writeResults } from './table.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -29,6 +29,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export const profiles = {
   short: { name: 'short', leadInMs: 3_000, tailMs: 4_000, loadMs: 0, steadyMs: 0 },
+  /** @param {number} n */
   minutes: (n) => ({
     name: `${n} min`,
     leadInMs: 10_000,
@@ -66,18 +67,131 @@ async function collateralDamage(graceMs = 20_000) {
 }
 
 /**
+ * @typedef {import('./faults.mjs').Fault} Fault
+ * @typedef {ReturnType<typeof createDriver>} Driver
+ * @typedef {ReturnType<typeof judge>} Verdict
+ * @typedef {(typeof profiles)['short']} Profile
+ * @typedef {{injectedAt: number, recoveredAt: number, recoveryMs: number}} FaultWindow
+ *
+ * @typedef {object} RowBase
+ * @property {string} fault
+ * @property {string} title
+ * @property {string} profile
+ * @property {string[]} notes
+ * @property {FaultWindow[]} windows  one per injection
+ * @property {string[]} collateral    other components that went down with the fault
+ * @property {string} [error]         why the fault could not be carried out
+ * @property {number | null} [recoveryMs]
+ * @property {number} [seconds]
+ * @property {boolean} [ok]
+ *
+ * One line of the table, with the verdict and its details.
+ * @typedef {RowBase & Partial<ReturnType<typeof summarize>>} Row
+ */
+
+/**
+ * Notes and records the components other than the one hit that went down with it.
+ * @param {Row} row
+ * @param {(text: string) => void} say
+ */
+async function checkCollateral(row, say) {
+  const damage = await collateralDamage();
+  for (const d of damage) {
+    const note = `after recovery, ${d}: started again for the rest of the run`;
+    say(note);
+    row.notes.push(note);
+  }
+  row.collateral.push(...damage);
+}
+
+/**
+ * The fault under the running load, once, or again after every `steadyMs` while `loadEnd` (ms
+ * since the epoch) leaves time for another cycle: inject, hold, recover, wait until Events are
+ * recorded again. Each injection is noted in `row`.
+ * @param {{fault: Fault, profile: Profile, driver: Driver, ctx: import('./faults.mjs').FaultContext,
+ *   row: Row, say: (text: string) => void}} run
+ * @param {number} loadEnd
+ */
+async function injectCycles({ fault, profile, driver, ctx, row, say }, loadEnd) {
+  for (;;) {
+    driver.mark('fault');
+    const injectedAt = Date.now();
+    const note = await fault.inject(ctx);
+    say(note);
+    row.notes.push(note);
+    await sleep(fault.holdMs);
+    driver.mark('recovery');
+    const recoveryStartedAt = Date.now();
+    await (fault.recover ? fault.recover() : bringBack(fault.component));
+    await waitRecording(driver);
+    const recoveredAt = Date.now();
+    row.windows.push({ injectedAt, recoveredAt, recoveryMs: recoveredAt - recoveryStartedAt });
+    say(`recovered in ${((recoveredAt - recoveryStartedAt) / 1000).toFixed(1)} s`);
+    driver.mark('after');
+    const cycleMs = Date.now() - injectedAt + profile.tailMs + profile.steadyMs;
+    if (Date.now() + cycleMs > loadEnd) break;
+    await sleep(profile.steadyMs);
+    await checkCollateral(row, say);
+  }
+}
+
+/**
+ * The oracle's verdict once the load has stopped: what PostgreSQL holds of the Tenant and what
+ * reached Kafka, against the driver's ledger.
+ * @param {Driver} driver
+ * @param {Awaited<ReturnType<typeof openReader>>} reader
+ * @param {string} tenantId
+ * @param {Row} row
+ */
+async function readVerdict(driver, reader, tenantId, row) {
+  let lastAck = 0;
+  for (const ackAt of driver.ledger.acked.values()) lastAck = Math.max(lastAck, ackAt);
+  // Every stored Event must reach Kafka: wait for all of them, at most until the publishing
+  // deadline after recovery (or after the last 202).
+  const lastRecovery = Math.max(...row.windows.map((w) => w.recoveredAt));
+  const deadline = Math.max(lastRecovery, lastAck) + PUBLISH_DEADLINE_MS;
+  /** @param {Awaited<ReturnType<typeof storedEvents>>} s */
+  const ids = (s) => new Set([...s.byKey.values()].flat().map((r) => r.id));
+  const first = await storedEvents(tenantId);
+  await reader.waitFor({ enough: allPublished(ids(first)), deadline });
+  // A request the load gave up on may still have been recorded meanwhile: read again, and
+  // wait for Kafka again if PostgreSQL holds more than what was waited for.
+  const stored = await storedEvents(tenantId);
+  if (stored.rows > first.rows) {
+    row.notes.push(`${stored.rows - first.rows} Event(s) stored after the load stopped`);
+    await reader.waitFor({
+      enough: allPublished(ids(stored)),
+      deadline: Math.max(deadline, Date.now() + PUBLISH_DEADLINE_MS),
+    });
+  }
+  const messages = reader.messages;
+  return judge({ ledger: driver.ledger, stored, messages, windows: row.windows });
+}
+
+/**
  * Runs one fault: a fresh Tenant, the load, the fault (once, or in cycles for a long profile),
  * recovery, then the oracle. Resolves the row of the table (with the verdict and its details);
  * a fault that could not be carried out resolves a row with `error`.
  * @param {string} name one of faultNames
- * @param {object} [options] {profile, lanes, ratePerSecond, log(line)}
+ * @param {{profile?: Profile, lanes?: number, ratePerSecond?: number,
+ *   log?: (line: string) => void}} [options]
+ * @returns {Promise<Row>}
  */
 export async function runFault(name, options = {}) {
   const fault = faults.find((f) => f.name === name);
   if (!fault) throw new Error(`unknown fault ${name}; one of: ${faultNames.join(', ')}`);
   const { profile = profiles.short, lanes = 4, ratePerSecond = 8, log = () => {} } = options;
+  /** @param {string} text */
   const say = (text) => log(`[${name}] ${text}`);
-  const row = { fault: name, title: fault.title, profile: profile.name, notes: [], windows: [] };
+  /** @type {Row} */
+  const row = {
+    fault: name,
+    title: fault.title,
+    profile: profile.name,
+    notes: [],
+    windows: [],
+    collateral: [],
+  };
   const startedAt = Date.now();
   let driver;
   let opening;
@@ -88,16 +202,6 @@ export async function runFault(name, options = {}) {
     max: 2,
   });
   db.on('error', () => {}); // PostgreSQL restarts under it
-  row.collateral = [];
-  const checkCollateral = async () => {
-    const damage = await collateralDamage();
-    for (const d of damage) {
-      const note = `after recovery, ${d}: started again for the rest of the run`;
-      say(note);
-      row.notes.push(note);
-    }
-    row.collateral.push(...damage);
-  };
   try {
     // Whatever a previous fault left down, and services older than their build, start afresh.
     await restart();
@@ -111,59 +215,18 @@ export async function runFault(name, options = {}) {
     driver.start();
     say(`load started (Tenant ${tenant.tenantId})`);
     await sleep(profile.leadInMs);
-
-    const loadEnd = startedAt + profile.loadMs;
-    for (;;) {
-      driver.mark('fault');
-      const injectedAt = Date.now();
-      const note = await fault.inject({ driver, tenant, db });
-      say(note);
-      row.notes.push(note);
-      await sleep(fault.holdMs);
-      driver.mark('recovery');
-      const recoveryStartedAt = Date.now();
-      await (fault.recover ? fault.recover() : bringBack(fault.component));
-      await waitRecording(driver);
-      const recoveredAt = Date.now();
-      row.windows.push({ injectedAt, recoveredAt, recoveryMs: recoveredAt - recoveryStartedAt });
-      say(`recovered in ${((recoveredAt - recoveryStartedAt) / 1000).toFixed(1)} s`);
-      driver.mark('after');
-      const cycleMs = Date.now() - injectedAt + profile.tailMs + profile.steadyMs;
-      if (Date.now() + cycleMs > loadEnd) break;
-      await sleep(profile.steadyMs);
-      await checkCollateral();
-    }
+    const ctx = { driver, tenant, db };
+    await injectCycles({ fault, profile, driver, ctx, row, say }, startedAt + profile.loadMs);
     // The oracle's Kafka reader joins its group while the load goes on.
     opening = openReader(kafka, tenant.tenantId, start);
     opening.catch(() => {});
     await sleep(profile.tailMs);
-    await checkCollateral();
+    await checkCollateral(row, say);
     driver.mark('drain');
     await driver.stop();
     reader = await opening;
-    let lastAck = 0;
-    for (const ackAt of driver.ledger.acked.values()) lastAck = Math.max(lastAck, ackAt);
     say('load stopped; reading PostgreSQL and Kafka');
-
-    // Every stored Event must reach Kafka: wait for all of them, at most until the publishing
-    // deadline after recovery (or after the last 202).
-    const lastRecovery = Math.max(...row.windows.map((w) => w.recoveredAt));
-    const deadline = Math.max(lastRecovery, lastAck) + PUBLISH_DEADLINE_MS;
-    const ids = (s) => new Set([...s.byKey.values()].flat().map((r) => r.id));
-    const first = await storedEvents(tenant.tenantId);
-    await reader.waitFor({ enough: allPublished(ids(first)), deadline });
-    // A request the load gave up on may still have been recorded meanwhile: read again, and
-    // wait for Kafka again if PostgreSQL holds more than what was waited for.
-    const stored = await storedEvents(tenant.tenantId);
-    if (stored.rows > first.rows) {
-      row.notes.push(`${stored.rows - first.rows} Event(s) stored after the load stopped`);
-      await reader.waitFor({
-        enough: allPublished(ids(stored)),
-        deadline: Math.max(deadline, Date.now() + PUBLISH_DEADLINE_MS),
-      });
-    }
-    const messages = reader.messages;
-    const verdict = judge({ ledger: driver.ledger, stored, messages, windows: row.windows });
+    const verdict = await readVerdict(driver, reader, tenant.tenantId, row);
     Object.assign(row, summarize(driver, verdict, fault));
   } catch (err) {
     row.error = err instanceof Error ? err.message : String(err);
@@ -188,6 +251,12 @@ export async function runFault(name, options = {}) {
   return row;
 }
 
+/**
+ * What the load saw, with the oracle's verdict (null when the fault could not be carried out).
+ * @param {Driver} driver
+ * @param {Verdict | null} verdict
+ * @param {Fault} fault
+ */
 function summarize(driver, verdict, fault) {
   const { totals, windows, anomalies } = driver;
   const during = ['fault', 'recovery'].map((w) => windows.get(w)).filter(Boolean);
@@ -220,7 +289,10 @@ function summarize(driver, verdict, fault) {
   };
 }
 
-/** No lost, no doubled, nothing of a refused request anywhere, every duplicate droppable. */
+/**
+ * No lost, no doubled, nothing of a refused request anywhere, every duplicate droppable.
+ * @param {Row} row
+ */
 export function isGood(row) {
   const v = row.verdict;
   return (
@@ -235,98 +307,4 @@ export function isGood(row) {
     v.publishedNotStored === 0 &&
     v.storedNotPublished === 0
   );
-}
-
-// ---------------------------------------------------------------------------------------------
-// The table and the result file
-
-const seconds = (ms) => (ms === undefined || ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);
-
-function errorsText(errors) {
-  const entries = Object.entries(errors ?? {}).sort((a, b) => b[1] - a[1]);
-  return entries.length === 0 ? 'none' : entries.map(([k, v]) => `${k}×${v}`).join(' ');
-}
-
-/** One line per fault: what the load saw and what the oracle found. */
-export function formatTable(rows) {
-  const head = [
-    'FAULT',
-    'REQUESTS',
-    '202s',
-    'EVENTS 202',
-    'LOST',
-    'DOUBLED',
-    'KAFKA DUPS',
-    'MAX PUBLISH LAG',
-    'CLIENT ERRORS BY STATUS',
-    'RECOVERY',
-    'RESULT',
-  ];
-  const body = rows.map((r) => [
-    r.fault,
-    String(r.requests ?? '-'),
-    String(r.answered202 ?? '-'),
-    String(r.eventsAcked ?? '-'),
-    String(r.verdict?.lost ?? '-'),
-    String(r.verdict?.doubled ?? '-'),
-    String(r.verdict?.kafkaDuplicates ?? '-'),
-    r.verdict ? seconds(r.verdict.maxPublishLagMs) : '-',
-    errorsText(r.clientErrors),
-    seconds(r.recoveryMs),
-    r.ok ? 'ok' : r.error ? 'ERROR' : 'FAIL',
-  ]);
-  const numeric = new Set([1, 2, 3, 4, 5, 6, 7, 9]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const line = (cols) =>
-    cols
-      .map((c, i) => (numeric.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i])))
-      .join('  ')
-      .trimEnd();
-  const out = [line(head), ...body.map(line)];
-  const details = [];
-  for (const r of rows) {
-    for (const note of r.notes ?? []) details.push(`  ${r.fault}: ${note}`);
-    if (r.failOpen) {
-      details.push(
-        `  ${r.fault}: ${r.failOpen.servedWithoutBudgetDuringFault} answer(s) served without a budget (fail open) during the fault; ${r.failOpen.servedWithBudgetAfterRecovery} with one after recovery`,
-      );
-    }
-    const v = r.verdict;
-    if (v && v.maxPublishDelayMs > 10_000) {
-      details.push(
-        `  ${r.fault}: the slowest Event reached Kafka ${seconds(v.maxPublishDelayMs)} after it could (recorded, or recovery; limit ${seconds(PUBLISH_DEADLINE_MS)})`,
-      );
-    }
-    const problems = v
-      ? v.lost +
-        v.doubled +
-        v.rejectedPresent +
-        v.duplicatesWithOtherId +
-        v.badMessageIds +
-        v.publishedNotStored +
-        v.storedNotPublished
-      : 0;
-    if (problems > 0) {
-      details.push(
-        `  ${r.fault}: lost ${v.lost} (absent from PostgreSQL ${v.lostInPostgres}, never on Kafka ${v.unpublished}, on Kafka too late ${v.publishedLate}); doubled ${v.doubled}; refused yet present ${v.rejectedPresent}; duplicates with another id ${v.duplicatesWithOtherId}; on Kafka but not stored ${v.publishedNotStored}; stored but not on Kafka ${v.storedNotPublished}; examples ${JSON.stringify(v.examples)}`,
-      );
-    }
-    if (r.error) details.push(`  ${r.fault}: ERROR ${r.error}`);
-    if (r.collateral?.length) {
-      details.push(`  ${r.fault}: FAILED: another component went down with it`);
-    }
-    if (r.anomalies?.length) {
-      details.push(`  ${r.fault}: unexpected answers: ${r.anomalies.slice(0, 5).join('; ')}`);
-    }
-  }
-  return [...out, ...(details.length ? ['', ...details] : [])].join('\n');
-}
-
-/** Writes the run to <data dir>/chaos/chaos-<time>.json; returns the path. */
-export function writeResults(result) {
-  const dir = path.join(dataDir, 'chaos');
-  fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `chaos-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-  return file;
 }

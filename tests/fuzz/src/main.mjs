@@ -60,6 +60,13 @@ function schemathesis() {
   return st;
 }
 
+/**
+ * A request through the ingress; its JSON answer, or an error naming the status.
+ * @param {string} method
+ * @param {string} route
+ * @param {{ token?: string, basic?: string, body?: object }} [options] `basic`: `id:secret`
+ * @returns {Promise<unknown>}
+ */
 async function call(method, route, { token, basic, body } = {}) {
   const res = await fetch(`${ingressUrl}${route}`, {
     method,
@@ -77,27 +84,28 @@ async function call(method, route, { token, basic, body } = {}) {
 /** A Tenant of its own, a secret key with every scope, and an access token for it. */
 async function credentials() {
   const adminToken = fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
-  const tenant = await call('POST', '/admin/v1/tenants', {
-    token: adminToken,
-    body: { name: 'fuzz' },
-  });
-  const key = await call('POST', `/admin/v1/tenants/${tenant.id}/api-keys`, {
-    token: adminToken,
-    body: {
-      name: 'fuzz',
-      kind: 'secret',
-      scopes: [
-        'events:write',
-        'contacts:write',
-        'contacts:read',
-        'contacts:export',
-        'contacts:erase',
-      ],
-    },
-  });
-  const { accessToken } = await call('POST', '/v1/token', {
-    basic: `${key.clientId}:${key.secret}`,
-  });
+  const tenant = /** @type {{ id: string }} */ (
+    await call('POST', '/admin/v1/tenants', { token: adminToken, body: { name: 'fuzz' } })
+  );
+  const key = /** @type {{ clientId: string, secret: string }} */ (
+    await call('POST', `/admin/v1/tenants/${tenant.id}/api-keys`, {
+      token: adminToken,
+      body: {
+        name: 'fuzz',
+        kind: 'secret',
+        scopes: [
+          'events:write',
+          'contacts:write',
+          'contacts:read',
+          'contacts:export',
+          'contacts:erase',
+        ],
+      },
+    })
+  );
+  const { accessToken } = /** @type {{ accessToken: string }} */ (
+    await call('POST', '/v1/token', { basic: `${key.clientId}:${key.secret}` })
+  );
   return { adminToken, clientId: key.clientId, secret: key.secret, accessToken };
 }
 

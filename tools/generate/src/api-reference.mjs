@@ -11,6 +11,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { commandLine } from '@herald/stack/args.mjs';
 import { repoRoot } from '@herald/stack/config.mjs';
+import { join, sentence, slug, table } from './markdown.mjs';
+import { countOf, rulesOf, typeOf } from './schema-words.mjs';
 
 export const file = path.join(repoRoot, 'docs', 'api-reference.md');
 export const templateFile = path.join(repoRoot, 'docs', 'api-reference.template.md');
@@ -23,8 +25,6 @@ const TAG_ORDER = ['Public API', 'Operator API'];
 /** Within a section: the token exchange first, then the customer's routes, then the operator's. */
 const SCHEME_ORDER = ['clientCredentials', 'accessToken', 'adminToken'];
 const METHOD_ORDER = ['get', 'put', 'post', 'patch', 'delete'];
-/** JSON Schema bounds that only say "a JavaScript safe integer": not worth a reader's time. */
-const SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
 
 /**
  * The whole of docs/api-reference.md: the template with the route-by-route reference of
@@ -123,6 +123,12 @@ function operationsOf(doc) {
       (a.path < b.path ? -1 : a.path > b.path ? 1 : 0) ||
       rank(METHOD_ORDER, a.method) - rank(METHOD_ORDER, b.method),
   );
+}
+
+/** The place of `value` in `order`; a value not listed comes after all that are. */
+function rank(order, value) {
+  const i = order.indexOf(value);
+  return i === -1 ? order.length : i;
 }
 
 function renderOperation(doc, op, heading) {
@@ -238,66 +244,6 @@ function fieldTable(schema, { answer = false } = {}) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Schemas in words
-
-/** `string (uuid)`, `string or null`, `array of string`, `object`. */
-function typeOf(schema) {
-  const variants = schema.anyOf ?? schema.oneOf;
-  if (variants) {
-    const types = variants.map((v) => typeOf(v));
-    return [...new Set(types)].join(' or ');
-  }
-  if (Array.isArray(schema.type)) return schema.type.join(' or ');
-  if (schema.type === 'array') return `array of ${typeOf(schema.items ?? {})}`;
-  if (schema.type === 'string' && schema.format) return `string (${schema.format})`;
-  if (schema.type === 'number' && Number.isInteger(schema.const)) return 'integer';
-  return schema.type ?? 'any';
-}
-
-/** Limits and formats in words; a uuid's or date-time's own pattern is left to its format. */
-function rulesOf(schema) {
-  const variants = schema.anyOf ?? schema.oneOf;
-  if (variants) {
-    return join(
-      variants.filter((v) => v.type !== 'null').map((v) => rulesOf(v)),
-      '; ',
-    );
-  }
-  const rules = [];
-  if (schema.const !== undefined) rules.push(`always \`${JSON.stringify(schema.const)}\``);
-  if (schema.enum) rules.push(`one of ${schema.enum.map((v) => `\`${v}\``).join(', ')}`);
-  if (schema.type === 'array') {
-    if (schema.minItems !== undefined || schema.maxItems !== undefined) {
-      rules.push(countOf(schema, 'items'));
-    }
-    const items = rulesOf(schema.items ?? {});
-    if (items) rules.push(`each ${items}`);
-  }
-  if (schema.minLength !== undefined || schema.maxLength !== undefined) {
-    rules.push(range(schema.minLength, schema.maxLength, 'characters'));
-  }
-  if (schema.pattern && !schema.format) rules.push(`matches \`${schema.pattern}\``);
-  const min = schema.minimum;
-  const max = schema.maximum;
-  if ((min !== undefined && min > -SAFE_INTEGER) || (max !== undefined && max < SAFE_INTEGER)) {
-    rules.push(range(min, max, ''));
-  }
-  if (schema.format === 'date-time') rules.push('RFC 3339');
-  return join(rules, ', ');
-}
-
-function countOf(schema, noun) {
-  return range(schema.minItems, schema.maxItems, noun);
-}
-
-function range(min, max, noun) {
-  const unit = noun ? ` ${noun}` : '';
-  if (min !== undefined && max !== undefined) return `${min}..${max}${unit}`;
-  if (min !== undefined) return `${min} or more${unit}`;
-  return `at most ${max}${unit}`;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Auth, budgets and answers
 
 function authShort(op) {
@@ -352,54 +298,6 @@ function answerOf(response) {
   if (!type) return description || 'no body';
   if (type === 'application/json') return description;
   return join([description, `\`${type}\``], ', ');
-}
-
-// ---------------------------------------------------------------------------------------------
-// Markdown
-
-/** A table as Prettier prints it: every column padded to its widest cell. */
-function table(head, rows) {
-  const cells = [head, ...rows].map((row) => row.map((c) => escapeCell(String(c))));
-  const widths = head.map((_, i) => Math.max(3, ...cells.map((row) => width(row[i]))));
-  const line = (row) =>
-    `| ${row.map((c, i) => c + ' '.repeat(widths[i] - width(c))).join(' | ')} |`;
-  return [
-    line(cells[0]),
-    `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`,
-    ...cells.slice(1).map(line),
-  ].join('\n');
-}
-
-function escapeCell(text) {
-  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-}
-
-/** Display width: what Prettier pads by (every character here is one column wide). */
-function width(text) {
-  return [...text].length;
-}
-
-/** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
-export function slug(text) {
-  return text
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-    .replace(/\s/g, '-');
-}
-
-function sentence(text) {
-  const t = text.trim();
-  return /[.!?]$/.test(t) ? t : `${t}.`;
-}
-
-function join(parts, separator = '; ', prefix = '') {
-  const kept = parts.filter((p) => p !== undefined && p !== null && p !== '');
-  return kept.length ? `${prefix}${kept.join(separator)}` : '';
-}
-
-function rank(order, value) {
-  const i = order.indexOf(value);
-  return i === -1 ? order.length : i;
 }
 
 // ---------------------------------------------------------------------------------------------

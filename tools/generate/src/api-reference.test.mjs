@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { test } from 'node:test';
-import { MARKER, file, openapiFile, renderApiReference, slug, target } from './api-reference.mjs';
+import { MARKER, file, openapiFile, renderApiReference, target } from './api-reference.mjs';
+import { slug } from './markdown.mjs';
 
 const doc = JSON.parse(fs.readFileSync(openapiFile, 'utf8'));
 

@@ -5,7 +5,7 @@
 // action that file is limited to and refuses any other, so the two renderings cannot drift
 // apart unnoticed; `npm run chart:check` compares them and runs promtool on both.
 //
-//   import { writeAlertRules } from './observability/alert-rules.mjs';
+//   import { writeAlertRules } from '@herald/observability/alert-rules.mjs';
 //   await writeAlertRules('.herald/prometheus/rules/herald.yaml');
 //
 // From a shell: `node tools/observability/src/alert-rules.mjs [--out FILE]` (stdout without --out).

@@ -1,4 +1,4 @@
-// `node --test tools/observability/src/alert-rules.test.mjs` (run by `npm run chart:check`): the plain
+// `node --test tools/observability/src/alert-rules.test.mjs` (run by `npm test`): the plain
 // rendering of Herald's alert rules. The chart check compares it with `helm template` and runs
 // promtool on it; these tests hold what neither checks: the renderer refuses what Helm would
 // read differently, every alert names metrics of the catalogue (docs/metrics.md) and has its
@@ -126,14 +126,16 @@ test('when the template uses the three known actions, then they render; anything
     'x{ job="x" } > 0.5 for 10m',
   );
   assert.equal(renderTemplate('{{`{{ $labels.job }}`}}', context), '{{ $labels.job }}');
-  for (const [template, error] of [
+  /** @type {[string, RegExp][]} */
+  const refused = [
     ['ok\n{{ include "x" . }}', /line 2: \{\{ include "x" \. \}\} is not one of the actions/],
     ['{{- .Values.a.b }}', /is not one of the actions/],
     ['{{ .Values.a.b | quote }}', /is not one of the actions/],
     ['{{/* a comment */}}', /is not one of the actions/],
     ['{{ .Release.Namespace }}', /is not one of the actions/],
     ['{{ .Values.a.missing }}', /\.Values\.a\.missing has no value/],
-  ]) {
+  ];
+  for (const [template, error] of refused) {
     assert.throws(() => renderTemplate(template, context), error, template);
   }
 });

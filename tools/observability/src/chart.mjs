@@ -44,6 +44,12 @@ export function formatNumber(n) {
   return n.toFixed(2);
 }
 
+/**
+ * @param {number} x
+ * @param {number} y
+ * @param {unknown} content
+ * @param {{ size?: number, anchor?: string, weight?: string, fill?: string }} [style]
+ */
 function text(x, y, content, { size = 13, anchor = 'start', weight, fill = COLORS.text } = {}) {
   const w = weight ? ` font-weight="${weight}"` : '';
   return `<text x="${x}" y="${y}" font-size="${size}" text-anchor="${anchor}" fill="${fill}"${w}>${escapeXml(content)}</text>`;

@@ -89,9 +89,25 @@ export function formatValue(value, unit) {
   }
 }
 
+/**
+ * One series of a Prometheus query's answer: `value` for an instant query, `values` for a range.
+ * @typedef {object} PrometheusSeries
+ * @property {Record<string, string>} metric its labels
+ * @property {[number, string]} [value]
+ * @property {[number, string][]} [values]
+ */
+/** @typedef {{ status: string, error?: string, data: { result: PrometheusSeries[] } }} PrometheusAnswer */
+
+/**
+ * @param {string} prometheus
+ * @param {string} route
+ * @param {Record<string, string>} params
+ * @returns {Promise<PrometheusSeries[]>}
+ */
 async function prometheusApi(prometheus, route, params) {
   const url = `${prometheus}${route}?${new URLSearchParams(params)}`;
-  const answer = await (await fetch(url, { signal: AbortSignal.timeout(10_000) })).json();
+  const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  const answer = /** @type {PrometheusAnswer} */ (await response.json());
   if (answer.status !== 'success') throw new Error(`${route}: ${answer.error ?? 'failed'}`);
   return answer.data.result;
 }

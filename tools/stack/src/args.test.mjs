@@ -7,6 +7,7 @@ import { UsageError, parseCommandLine, positiveInteger } from './args.mjs';
 import { repoRoot } from './config.mjs';
 
 describe('parseCommandLine', () => {
+  /** @type {import('./args.mjs').CommandLineConfig} */
   const config = {
     options: { seconds: { type: 'string', default: '10' } },
     allowPositionals: true,

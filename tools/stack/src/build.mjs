@@ -6,6 +6,7 @@ import { StackError, isQuiet, say } from './output.mjs';
 import { exists, mtimeMs } from './files.mjs';
 import { run, which } from './processes.mjs';
 
+/** @returns {[string, string[]]} the program and the arguments before npm's own */
 function npmBin() {
   // npm_execpath is set when we run under `npm run`/`npm start`: use that same npm.
   const fromNpm = process.env.npm_execpath;

@@ -42,7 +42,10 @@ Commands:
               [traceId] [-l|--list] [-n <count>]   --list: the newest traces, one a line (20)
 `;
 
-/** Each command's options (`--help` is everyone's). */
+/**
+ * Each command's options (`--help` is everyone's).
+ * @type {Record<string, import('./args.mjs').CommandLineConfig>}
+ */
 const COMMANDS = {
   up: {
     options: {

@@ -109,6 +109,7 @@ export function newestMtime(dir, limit = 20000) {
  */
 export function ensureTraversable(dir, quietBelow) {
   const parts = path.resolve(dir).split(path.sep).filter(Boolean);
+  /** @type {string} */
   let cur = path.sep;
   for (const part of [''].concat(parts)) {
     cur = part ? path.join(cur, part) : cur;

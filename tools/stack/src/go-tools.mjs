@@ -55,7 +55,7 @@ function run(args, options) {
     maxBuffer: 64 * 1024 * 1024,
     ...options,
   });
-  if (result.error?.code === 'ENOENT') {
+  if (/** @type {NodeJS.ErrnoException | undefined} */ (result.error)?.code === 'ENOENT') {
     throw new Error('go-tools: `go` is not on PATH; Go 1.26 or newer builds the pinned tools');
   }
   if (result.status !== 0) {

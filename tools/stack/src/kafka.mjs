@@ -1,10 +1,9 @@
 // Kafka: one KRaft node (broker + controller) on 127.0.0.1:59092 / :59093, run from the jars of
 // infra/kafka/pom.xml that Maven copies into .herald/kafka/libs. The readiness check and the
-// topic listing speak Kafka's wire protocol (a Metadata request) from Node, so a second `up`
-// starts no JVM.
+// topic listing speak Kafka's wire protocol (a Metadata request, kafka-metadata.mjs) from Node,
+// so a second `up` starts no JVM.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -23,6 +22,7 @@ import { StackError, say } from './output.mjs';
 import { ensureDir, exists, readText, renderTemplate, sha256, writeIfChanged } from './files.mjs';
 import { livePid, run, sleep, startDetached, stopProcess } from './processes.mjs';
 import { assertPortFree } from './net.mjs';
+import { kafkaAnswers, kafkaMetadata } from './kafka-metadata.mjs';
 
 const component = 'kafka';
 const base = path.join(dataDir, 'kafka');
@@ -40,153 +40,6 @@ export const kafkaPaths = {
   toolsLog4j: path.join(infraDir, 'kafka', 'tools-log4j2.properties'),
 };
 const MAIN_CLASS = 'kafka.Kafka';
-
-// ---------------------------------------------------------------------------------------------
-// Wire protocol: Metadata v12 (flexible versions), enough to see brokers and topics.
-
-class Reader {
-  constructor(buf) {
-    this.b = buf;
-    this.o = 0;
-  }
-  i8() {
-    return this.b.readInt8(this.o++);
-  }
-  i16() {
-    const v = this.b.readInt16BE(this.o);
-    this.o += 2;
-    return v;
-  }
-  i32() {
-    const v = this.b.readInt32BE(this.o);
-    this.o += 4;
-    return v;
-  }
-  uvarint() {
-    let v = 0;
-    let shift = 0;
-    let byte;
-    do {
-      byte = this.b[this.o++];
-      v += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-    } while (byte & 0x80);
-    return v;
-  }
-  compactString() {
-    const n = this.uvarint();
-    if (n === 0) return null;
-    const s = this.b.toString('utf8', this.o, this.o + n - 1);
-    this.o += n - 1;
-    return s;
-  }
-  compactArray(item) {
-    const n = this.uvarint();
-    if (n === 0) return null;
-    const out = [];
-    for (let i = 0; i < n - 1; i++) out.push(item());
-    return out;
-  }
-  taggedFields() {
-    const n = this.uvarint();
-    for (let i = 0; i < n; i++) {
-      this.uvarint();
-      this.o += this.uvarint();
-    }
-  }
-}
-
-function metadataRequest(correlationId) {
-  const clientId = Buffer.from('herald-stack');
-  const head = Buffer.alloc(10);
-  head.writeInt16BE(3, 0); // api key: Metadata
-  head.writeInt16BE(12, 2); // api version
-  head.writeInt32BE(correlationId, 4);
-  head.writeInt16BE(clientId.length, 8);
-  // header tagged fields; topics = null (all); allow_auto_topic_creation; include_topic_authorized_operations; tagged fields
-  const tail = Buffer.from([0, 0, 0, 0, 0]);
-  const body = Buffer.concat([head, clientId, tail]);
-  const size = Buffer.alloc(4);
-  size.writeInt32BE(body.length, 0);
-  return Buffer.concat([size, body]);
-}
-
-function parseMetadata(buf, correlationId) {
-  const r = new Reader(buf);
-  if (r.i32() !== correlationId) throw new Error('kafka: unexpected correlation id');
-  r.taggedFields();
-  r.i32(); // throttle_time_ms
-  const brokers = r.compactArray(() => {
-    const b = { nodeId: r.i32(), host: r.compactString(), port: r.i32() };
-    r.compactString(); // rack
-    r.taggedFields();
-    return b;
-  });
-  const clusterId = r.compactString();
-  const controllerId = r.i32();
-  const topics = r.compactArray(() => {
-    const errorCode = r.i16();
-    const name = r.compactString();
-    r.o += 16; // topic id
-    const internal = r.i8() !== 0;
-    const partitions = r.compactArray(() => {
-      r.i16();
-      const index = r.i32();
-      const leader = r.i32();
-      r.i32();
-      r.compactArray(() => r.i32());
-      r.compactArray(() => r.i32());
-      r.compactArray(() => r.i32());
-      r.taggedFields();
-      return { index, leader };
-    });
-    r.i32(); // topic_authorized_operations
-    r.taggedFields();
-    return { name, errorCode, internal, partitions: partitions?.length ?? 0 };
-  });
-  return { brokers: brokers ?? [], clusterId, controllerId, topics: topics ?? [] };
-}
-
-/** One Metadata request to the broker: {brokers, clusterId, controllerId, topics}. */
-export function kafkaMetadata(port = ports.kafka, timeoutMs = 2000) {
-  return new Promise((resolve, reject) => {
-    const correlationId = (Math.random() * 0x7fffffff) | 0;
-    const socket = net.connect({ host, port });
-    let buf = Buffer.alloc(0);
-    let settled = false;
-    const finish = (fn, v) => {
-      if (settled) return;
-      settled = true;
-      socket.destroy();
-      fn(v);
-    };
-    socket.setTimeout(timeoutMs, () => finish(reject, new Error('kafka: metadata timeout')));
-    socket.once('connect', () => socket.write(metadataRequest(correlationId)));
-    socket.on('data', (d) => {
-      buf = Buffer.concat([buf, d]);
-      if (buf.length < 4) return;
-      const size = buf.readInt32BE(0);
-      if (buf.length < 4 + size) return;
-      try {
-        finish(resolve, parseMetadata(buf.subarray(4, 4 + size), correlationId));
-      } catch (err) {
-        finish(reject, err);
-      }
-    });
-    socket.once('end', () => finish(reject, new Error('kafka: connection closed')));
-    socket.once('error', (err) => finish(reject, err));
-  });
-}
-
-/** True when the broker answers a Metadata request and lists itself (accepts clients). */
-export async function kafkaAnswers(timeoutMs = 2000) {
-  try {
-    const md = await kafkaMetadata(ports.kafka, timeoutMs);
-    return md.brokers.length > 0 && md.controllerId >= 0;
-  } catch {
-    return false;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Jars, config, storage
@@ -470,9 +323,4 @@ export async function kafkaStatus() {
     logFile: kafkaPaths.logFile,
     ok,
   };
-}
-
-/** `java -cp <libs>/* <mainClass> args...` for Kafka's other CLI classes (tests, checks). */
-export function kafkaToolCommand(bins, mainClass, args) {
-  return [bins.java, [...javaArgs(['-Xmx256m'], kafkaPaths.toolsLog4j), mainClass, ...args]];
 }

@@ -39,7 +39,14 @@ export async function assertPortFree(component, port, envVar) {
   );
 }
 
-/** Minimal HTTP request: resolves {status, headers, body}. */
+/**
+ * Minimal HTTP request: resolves {status, headers, body}.
+ * @param {string | URL} url
+ * @param {{ method?: string, headers?: import('node:http').OutgoingHttpHeaders,
+ *   body?: string | Buffer, timeoutMs?: number }} [options]
+ * @returns {Promise<{ status: number, headers: import('node:http').IncomingHttpHeaders,
+ *   body: string }>}
+ */
 export function httpRequest(url, { method = 'GET', headers = {}, body, timeoutMs = 2000 } = {}) {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers, agent: false, timeout: timeoutMs }, (res) => {

@@ -44,6 +44,7 @@ function osUser() {
 
 /** Environment for PostgreSQL's programs without the caller's PG* variables. */
 function pgEnv() {
+  /** @type {NodeJS.ProcessEnv} */
   const env = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('PG')) env[k] = v;
   return env;

@@ -33,11 +33,35 @@ export function which(name, extraDirs = []) {
 }
 
 /**
+ * @typedef {object} RunOptions
+ * @property {string} [cwd]
+ * @property {NodeJS.ProcessEnv} [env]
+ * @property {boolean} [inherit] output to our stdout/stderr instead of captured
+ * @property {boolean} [check] reject when the command exits non-zero (default true)
+ * @property {string | Buffer} [input] written to its stdin
+ * @property {number} [timeoutMs] SIGKILL after this long (0: never)
+ * @property {string} [asUser] a local user to run it as
+ * @property {boolean} [detached]
+ * @property {string} [appendTo] a file its stdout and stderr are appended to
+ */
+/**
+ * @typedef {object} RunResult
+ * @property {number} code
+ * @property {NodeJS.Signals | null} signal
+ * @property {string} stdout
+ * @property {string} stderr
+ */
+
+/**
  * Runs a command and resolves {code, stdout, stderr}. Rejects when it exits non-zero unless
  * `check: false`. Output is captured unless `inherit` (then it goes to our stdout/stderr).
  * `asUser` runs it as that local user (only when we are root) with runuser, or setpriv.
  * `detached` starts it in its own session, so that a Ctrl-C in our terminal does not reach
  * daemons it leaves behind (pg_ctl start).
+ * @param {string} cmd
+ * @param {string[]} [args]
+ * @param {RunOptions} [opts]
+ * @returns {Promise<RunResult>} rejected with an Error carrying `result` when checked
  */
 export function run(cmd, args = [], opts = {}) {
   const {
@@ -65,6 +89,7 @@ export function run(cmd, args = [], opts = {}) {
   }
   return new Promise((resolve, reject) => {
     let outFd;
+    /** @type {import('node:child_process').StdioOptions} */
     let stdio;
     if (appendTo) {
       outFd = fs.openSync(appendTo, 'a');
@@ -86,7 +111,7 @@ export function run(cmd, args = [], opts = {}) {
     let stderr = '';
     child.stdout?.on('data', (d) => (stdout += d));
     child.stderr?.on('data', (d) => (stderr += d));
-    if (input !== undefined) child.stdin.end(input);
+    if (input !== undefined) child.stdin?.end(input);
     let timer;
     if (timeoutMs > 0) {
       timer = setTimeout(() => {
@@ -97,7 +122,7 @@ export function run(cmd, args = [], opts = {}) {
         }
       }, timeoutMs);
     }
-    child.on('error', (err) => {
+    child.on('error', (/** @type {NodeJS.ErrnoException} */ err) => {
       clearTimeout(timer);
       if (outFd !== undefined) fs.closeSync(outFd);
       reject(err.code === 'ENOENT' ? new Error(`command not found: ${file}`) : err);
@@ -109,11 +134,8 @@ export function run(cmd, args = [], opts = {}) {
       if (check && code !== 0) {
         const shown = [file, ...argv].join(' ');
         const out = `${stdout}${stderr}`.trim().split('\n').slice(-30).join('\n');
-        const err = new Error(
-          `\`${shown}\` ${signal ? `was killed by ${signal}` : `exited with ${code}`}${out ? `:\n${out}` : ''}`,
-        );
-        err.result = result;
-        reject(err);
+        const message = `\`${shown}\` ${signal ? `was killed by ${signal}` : `exited with ${code}`}${out ? `:\n${out}` : ''}`;
+        reject(Object.assign(new Error(message), { result }));
       } else resolve(result);
     });
   });
@@ -181,12 +203,32 @@ export async function waitFor(
 }
 
 /**
+ * @typedef {object} DaemonStart
+ * @property {string} component the component a StackError names
+ * @property {string} [label] the process in "<label> exited during start-up"
+ * @property {string} cmd
+ * @property {string[]} [args]
+ * @property {string} [cwd]
+ * @property {NodeJS.ProcessEnv} [env]
+ * @property {string} logFile
+ * @property {string} pidFile
+ * @property {string} banner
+ * @property {(child: import('node:child_process').ChildProcess) => void} [onSpawn]
+ * @property {() => unknown} ready truthy, or a promise of it, once the daemon serves
+ * @property {number} timeoutMs
+ * @property {number} [intervalMs]
+ * @property {string} timeoutMessage
+ */
+
+/**
  * Starts a daemon and waits until it is ready: `cmd args` detached (its own process group, so a
  * Ctrl-C in our terminal does not reach it), stdout and stderr appended to `logFile` after a
  * `--- herald stack: <banner>` line, its pid written to `pidFile`, then `onSpawn(child)`. Polls
  * `ready()` every `intervalMs` until it resolves truthy. Throws a StackError with the log when
  * the process exits first (removing `pidFile`; "<label> exited during start-up (...)") or when
  * `timeoutMs` passes (`timeoutMessage`). Resolves the child's pid.
+ * @param {DaemonStart} start
+ * @returns {Promise<number>}
  */
 export async function startDetached({
   component,

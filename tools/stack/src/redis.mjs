@@ -17,7 +17,23 @@ import { ensureDir, renderTemplate, writeIfChanged } from './files.mjs';
 import { isAlive, livePid, run, stopProcess, waitFor } from './processes.mjs';
 import { assertPortFree } from './net.mjs';
 
-/** The Redis processes of the stack. */
+/**
+ * @typedef {object} RedisInstance
+ * @property {string} name
+ * @property {number} port
+ * @property {string} portEnvVar
+ * @property {string} dir
+ * @property {string} confFile
+ * @property {string} pidFile
+ * @property {string} logFile
+ * @property {boolean} [cluster] a master of the local Redis Cluster
+ * @property {string} extra lines added to its redis.conf
+ */
+
+/**
+ * The Redis processes of the stack.
+ * @returns {RedisInstance[]}
+ */
 export function redisInstances() {
   const dir = path.join(dataDir, 'redis');
   return [

@@ -26,6 +26,7 @@ function writeSecret(file, content) {
  * `adminToken`: the admin token the services are about to start with (ADMIN_TOKEN from the
  * environment). The file is made to hold it, because the CLI, the load tests and the benchmarks
  * in other shells read the file: it must hold the token the running stack accepts.
+ * @param {{ adminToken?: string }} [options]
  */
 export function ensureSecrets({ adminToken: startingWith } = {}) {
   if (startingWith) {

@@ -42,10 +42,15 @@ function serviceSecrets(service) {
   return service.secrets;
 }
 
-/** The variables the stack gives a service (before the caller's own environment is applied). */
+/**
+ * The variables the stack gives a service (before the caller's own environment is applied).
+ * @param {string} name
+ * @returns {Record<string, string>}
+ */
 export function stackVariables(name) {
   const service = findService(name);
   const auth = stackServices.find((s) => s.name === 'auth');
+  /** @type {Record<string, string>} */
   const vars = {
     HOST: host,
     PORT: String(service.port),
@@ -78,8 +83,10 @@ export function stackVariables(name) {
  * out every second rather than every 5 s, for a person waiting to see a trace. A caller whose
  * shell names its own collector (OTEL_EXPORTER_OTLP_ENDPOINT) keeps it for traces too; any of
  * these variables set in the caller's shell wins, as for every stack variable.
+ * @returns {Record<string, string>}
  */
 export function tracingVariables(env = process.env) {
+  /** @type {Record<string, string>} */
   const vars = {
     OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
     OTEL_TRACES_SAMPLER_ARG: String(traceSampleRatio),

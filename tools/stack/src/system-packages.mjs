@@ -38,11 +38,19 @@ function findJava() {
 }
 
 /**
+ * @typedef {object} Requirement
+ * @property {() => string | null} find the program's path, or null when it is missing
+ * @property {string} apt the Debian package that provides it
+ * @property {string} [daemon] the package's own system service, kept off
+ */
+
+/**
  * What each component needs: a finder and the Debian package that provides it.
  * `java` must be 17 or newer for Kafka 4 (Debian 12's default-jre-headless is 17).
  * `daemon`: the package's own system service, which the stack never wants beside its own
  * process: kept off after installing (see disableDaemon).
  */
+/** @type {Record<string, Requirement>} */
 const REQUIREMENTS = {
   postgres: { find: findPostgresBin, apt: 'postgresql' },
   redis: { find: () => which('redis-server', SBIN), apt: 'redis-server' },
@@ -56,7 +64,12 @@ const REQUIREMENTS = {
   promtool: { find: () => which('promtool'), apt: 'prometheus' },
 };
 
+/**
+ * @param {Record<string, Requirement>} [requirements]
+ * @returns {Record<string, string | null>}
+ */
 export function findBinaries(requirements = REQUIREMENTS) {
+  /** @type {Record<string, string | null>} */
   const found = {};
   for (const [name, req] of Object.entries(requirements)) found[name] = req.find();
   return found;
@@ -68,6 +81,7 @@ export function findBinaries(requirements = REQUIREMENTS) {
  * starting system-wide daemons on the default ports; it is removed afterwards only if we made it.
  * `needed` limits the check (the Maven download of Kafka's jars needs mvn only when it runs);
  * `requirements` replaces the stack's own list (the benchmark installs its load generator so).
+ * @param {{ requirements?: Record<string, Requirement>, needed?: string[] }} [options]
  */
 export async function ensureSystemPackages({
   requirements = REQUIREMENTS,

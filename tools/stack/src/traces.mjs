@@ -13,13 +13,15 @@ import { assertPortFree, httpRequest } from './net.mjs';
 
 const component = 'traces';
 const receiverScript = fileURLToPath(new URL('./trace-receiver.mjs', import.meta.url));
+/** The receiver's code: a file of it newer than the running process restarts it. */
+const receiverCode = [receiverScript, fileURLToPath(new URL('./otlp-decode.mjs', import.meta.url))];
 
 export const tracesPaths = {
   dir: tracesDir,
   /** Every span received, one JSON object a line; `<file>.1` holds the previous 64 MiB. */
   spansFile: path.join(tracesDir, 'spans.jsonl'),
   pidFile: path.join(runDir, 'traces.pid'),
-  /** When the running receiver started: a newer trace-receiver.mjs restarts it. */
+  /** When the running receiver started: newer receiver code restarts it. */
   stateFile: path.join(runDir, 'traces.json'),
   logFile: path.join(logDir, 'traces.log'),
 };
@@ -79,19 +81,22 @@ function startedAt() {
   }
 }
 
+/** Why the running receiver must restart: its port, file or code changed; else null. */
+function restartReason(pid) {
+  if (cmdline(pid) !== [process.execPath, ...receiverArgs()].join(' ')) {
+    return 'its settings changed';
+  }
+  const newer = receiverCode.find((file) => mtimeMs(file) > startedAt());
+  return newer ? `${path.basename(newer)} is newer than the process` : null;
+}
+
 /** Starts the receiver unless it runs; restarts it when its port, file or code changed. */
 export async function ensureTraceReceiver() {
   ensureDir(tracesPaths.dir);
   ensureDir(runDir);
   ensureDir(logDir);
   const pid = traceReceiverPid();
-  const reason = !pid
-    ? null
-    : cmdline(pid) !== [process.execPath, ...receiverArgs()].join(' ')
-      ? 'its settings changed'
-      : mtimeMs(receiverScript) > startedAt()
-        ? 'trace-receiver.mjs is newer than the process'
-        : null;
+  const reason = pid ? restartReason(pid) : null;
   if (reason) {
     say(`traces: ${reason}, restarting`);
     await stopTraceReceiver();

@@ -14,6 +14,12 @@ import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-tra
 import { createReceiver } from './trace-receiver.mjs';
 import { byTrace, formatTrace, formatTraceList, pickTrace, readSpans } from './traces.mjs';
 
+/** @typedef {import('@opentelemetry/api').HrTime} HrTime */
+/**
+ * The SDK's span: the API's type does not show what it recorded (its start time).
+ * @typedef {import('@opentelemetry/sdk-trace-base').Span} SdkSpan
+ */
+
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-traces-'));
 const file = path.join(dir, 'spans.jsonl');
 let server;
@@ -22,7 +28,7 @@ let url;
 before(async () => {
   server = createReceiver(file);
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${server.address().port}/v1/traces`;
+  url = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/v1/traces`;
 });
 
 after(async () => {
@@ -58,7 +64,8 @@ async function sendTraces(Exporter, service) {
   server.end();
   // The publish begins after the request, as a relay's does: 1 ms after it by the same clock, so
   // that ordering by start time never meets two equal times.
-  const [seconds, nanos] = server.startTime;
+  const [seconds, nanos] = /** @type {SdkSpan} */ (server).startTime;
+  /** @type {HrTime} */
   const later = [seconds + Math.floor((nanos + 1e6) / 1e9), (nanos + 1e6) % 1e9];
   const publish = tracer.startSpan('outbox publish', {
     root: true,
@@ -165,7 +172,8 @@ test('traces prints a publish that carried one trace’s messages inside that tr
   first.end();
   second.end();
   server.end();
-  const [seconds, nanos] = server.startTime;
+  const [seconds, nanos] = /** @type {SdkSpan} */ (server).startTime;
+  /** @type {HrTime} */
   const later = [seconds + Math.floor((nanos + 1e6) / 1e9), (nanos + 1e6) % 1e9];
   const publish = tracer.startSpan(
     'outbox publish',

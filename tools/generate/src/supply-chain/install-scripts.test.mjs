@@ -174,7 +174,9 @@ test("Scarf's own postinstall, run for an install at the root, reports nothing",
     received.push(`${req.method} ${req.url}`);
     res.end();
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await /** @type {Promise<void>} */ (
+    new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  );
   const saved = { ...process.env };
   try {
     // Only the root package.json may turn it off here, not the caller's environment.
@@ -186,7 +188,8 @@ test("Scarf's own postinstall, run for an install at the root, reports nothing",
     ]) {
       delete process.env[name];
     }
-    process.env.SCARF_LOCAL_PORT = String(server.address().port);
+    const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+    process.env.SCARF_LOCAL_PORT = String(port);
     process.env.INIT_CWD = repoRoot; // what npm sets for the scripts of an install at the root
     const scarf = createRequire(import.meta.url)(reportJs);
     // Scarf's own `npm ls` has a 3 s timeout, which a busy machine exceeds (it then reports

@@ -17,7 +17,8 @@ function moduleDir() {
     ['mod', 'download', '-json', `${GATEWAY_API_MODULE}@${GATEWAY_API_VERSION}`],
     { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 },
   );
-  if (download.error?.code === 'ENOENT') throw new Error('`go` is not on PATH');
+  const error = /** @type {NodeJS.ErrnoException | undefined} */ (download.error);
+  if (error?.code === 'ENOENT') throw new Error('`go` is not on PATH');
   if (download.status !== 0) {
     throw new Error(
       `go mod download ${GATEWAY_API_MODULE}@${GATEWAY_API_VERSION} failed:\n` +

@@ -58,6 +58,12 @@ export const SECRET_VARIABLES = [
  */
 export async function chartCases({ helm, chartDir, kubeVersionArgs, base, settingsFile }) {
   const problems = [];
+  /**
+   * One case: `fails` the error it must fail with, or none when it must render.
+   * @param {string} what
+   * @param {string[]} args
+   * @param {{ fails?: RegExp }} expectation
+   */
   const expect = async (what, args, { fails }) => {
     const result = await template(helm, chartDir, [...kubeVersionArgs, ...args]);
     if (fails === undefined && !result.ok) {

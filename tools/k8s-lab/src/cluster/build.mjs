@@ -131,6 +131,7 @@ function execChmod(dir) {
 /**
  * Builds whatever is missing; returns `{ built, seconds }`. Output of the builds goes to
  * `logFile`.
+ * @param {{ logFile?: string }} [options]
  */
 export async function ensureBinaries({ logFile } = {}) {
   if (binariesPresent()) return { built: false, seconds: 0 };

@@ -72,7 +72,11 @@ export function clusterPaths(base = path.join(dataDir, 'cluster')) {
   };
 }
 
-/** The first IPv4 address of the interface that holds the default route (not loopback). */
+/**
+ * The first IPv4 address of the interface that holds the default route (not loopback).
+ * @param {NodeJS.Dict<{ family: string, address: string, internal: boolean }[]>} [interfaces]
+ * @param {string} [routeText] the output of `ip -4 route show default`
+ */
 export function pickNodeIp(interfaces = os.networkInterfaces(), routeText = '') {
   const defaultDev = /^default via \S+ dev (\S+)/m.exec(routeText)?.[1];
   const candidates = Object.entries(interfaces)
@@ -314,105 +318,6 @@ export function kubeProxyConfig({ paths, nodeIp }) {
     null,
     2,
   )}\n`;
-}
-
-/** Each process of the cluster: its command line, from the paths, binaries and node address. */
-export function processArgs({ paths, nodeIp, bins }) {
-  const pki = (f) => path.join(paths.pki, f);
-  const cfg = (f) => path.join(paths.config, f);
-  const etcdClient = `http://127.0.0.1:${ports.etcdClient}`;
-  const etcdPeer = `http://127.0.0.1:${ports.etcdPeer}`;
-  const delegated = (kubeconfigFile) => [
-    `--kubeconfig=${kubeconfigFile}`,
-    `--authentication-kubeconfig=${kubeconfigFile}`,
-    `--authorization-kubeconfig=${kubeconfigFile}`,
-  ];
-  return {
-    containerd: {
-      cmd: bins.containerd,
-      args: ['--config', cfg('containerd.toml')],
-    },
-    etcd: {
-      cmd: bins.etcd,
-      args: [
-        '--name=herald-cluster',
-        `--data-dir=${paths.etcd}`,
-        `--listen-client-urls=${etcdClient}`,
-        `--advertise-client-urls=${etcdClient}`,
-        `--listen-peer-urls=${etcdPeer}`,
-        `--initial-advertise-peer-urls=${etcdPeer}`,
-        `--initial-cluster=herald-cluster=${etcdPeer}`,
-        '--initial-cluster-state=new',
-        '--logger=zap',
-        '--log-outputs=stderr',
-      ],
-    },
-    'kube-apiserver': {
-      cmd: bins['kube-apiserver'],
-      args: [
-        `--advertise-address=${nodeIp}`,
-        `--bind-address=${nodeIp}`,
-        `--secure-port=${ports.apiserver}`,
-        `--etcd-servers=${etcdClient}`,
-        `--service-cluster-ip-range=${SERVICE_CIDR}`,
-        `--token-auth-file=${pki('tokens.csv')}`,
-        `--client-ca-file=${pki('ca.crt')}`,
-        `--tls-cert-file=${pki('apiserver.crt')}`,
-        `--tls-private-key-file=${pki('apiserver.key')}`,
-        `--kubelet-client-certificate=${pki('apiserver-kubelet-client.crt')}`,
-        `--kubelet-client-key=${pki('apiserver-kubelet-client.key')}`,
-        `--kubelet-certificate-authority=${pki('ca.crt')}`,
-        '--kubelet-preferred-address-types=InternalIP,Hostname',
-        `--service-account-issuer=https://kubernetes.default.svc.${CLUSTER_DOMAIN}`,
-        `--service-account-key-file=${pki('sa.pub')}`,
-        `--service-account-signing-key-file=${pki('sa.key')}`,
-        '--authorization-mode=Node,RBAC',
-        '--enable-admission-plugins=NodeRestriction,PodSecurity',
-        '--profiling=false',
-      ],
-    },
-    'kube-controller-manager': {
-      cmd: bins['kube-controller-manager'],
-      args: [
-        ...delegated(cfg('controller-manager.kubeconfig')),
-        '--bind-address=127.0.0.1',
-        `--secure-port=${ports.controllerManager}`,
-        // the kubelet's config names its podCIDR; nothing allocates node ranges
-        '--controllers=*,-nodeipam',
-        `--service-account-private-key-file=${pki('sa.key')}`,
-        `--root-ca-file=${pki('ca.crt')}`,
-        '--use-service-account-credentials=true',
-        `--cluster-signing-cert-file=${pki('ca.crt')}`,
-        `--cluster-signing-key-file=${pki('ca.key')}`,
-        '--leader-elect=false',
-        '--profiling=false',
-      ],
-    },
-    'kube-scheduler': {
-      cmd: bins['kube-scheduler'],
-      args: [
-        ...delegated(cfg('scheduler.kubeconfig')),
-        '--bind-address=127.0.0.1',
-        `--secure-port=${ports.scheduler}`,
-        '--leader-elect=false',
-        '--profiling=false',
-      ],
-    },
-    kubelet: {
-      cmd: bins.kubelet,
-      args: [
-        `--config=${cfg('kubelet.json')}`,
-        `--kubeconfig=${cfg('kubelet.kubeconfig')}`,
-        `--node-ip=${nodeIp}`,
-        `--hostname-override=${NODE_NAME}`,
-        `--root-dir=${paths.kubeletRoot}`,
-      ],
-    },
-    'kube-proxy': {
-      cmd: bins['kube-proxy'],
-      args: [`--config=${cfg('kube-proxy.json')}`],
-    },
-  };
 }
 
 /** Start order; `down` stops in reverse. */

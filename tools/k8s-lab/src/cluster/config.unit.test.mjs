@@ -18,13 +18,13 @@ import {
   kubeletConfig,
   pickNodeIp,
   ports,
-  processArgs,
   tokenFile,
 } from './config.mjs';
 import { decodeResponse, encodeQuery } from './dns.mjs';
 import { GUARD_CHAIN, mountsBelow, planIptablesCleanup, splitRule } from './host.mjs';
 import { normalizedRef } from './images.mjs';
 import { LOOKUP_SCRIPT, checkObjects, corednsObjects, corefile, lookupPod } from './manifests.mjs';
+import { processArgs } from './process-args.mjs';
 
 const paths = clusterPaths('/data/cluster');
 

@@ -7,8 +7,13 @@
 import path from 'node:path';
 import { commandLine, usageFailure } from '@herald/stack/args.mjs';
 import { repoRoot } from '@herald/stack/config.mjs';
-import { StackError, check, down, logTail, status, up } from './index.mjs';
+import { StackError } from '@herald/stack/output.mjs';
+import { check } from './check.mjs';
+import { logTail } from './components.mjs';
 import { COMPONENTS } from './config.mjs';
+import { down } from './down.mjs';
+import { status } from './status.mjs';
+import { up } from './up.mjs';
 
 const USAGE = `Usage: node tools/k8s-lab/src/cluster/main.mjs <command>   (npm run cluster -- <command>)
 

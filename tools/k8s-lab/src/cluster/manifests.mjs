@@ -37,9 +37,17 @@ export function corefile() {
 `;
 }
 
+/** CoreDNS in kube-system: its identity and rights, its Corefile, one pod, the kube-dns Service. */
 export function corednsObjects() {
-  const ns = 'kube-system';
-  const labels = { 'k8s-app': 'kube-dns' };
+  return [...corednsRbac(), corednsConfigMap(), corednsDeployment(), corednsService()];
+}
+
+const COREDNS_NAMESPACE = 'kube-system';
+const COREDNS_LABELS = { 'k8s-app': 'kube-dns' };
+
+/** CoreDNS's ServiceAccount, allowed to watch what it answers for. */
+function corednsRbac() {
+  const ns = COREDNS_NAMESPACE;
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'coredns', namespace: ns } },
     {
@@ -70,77 +78,89 @@ export function corednsObjects() {
       },
       subjects: [{ kind: 'ServiceAccount', name: 'coredns', namespace: ns }],
     },
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'coredns', namespace: ns },
-      data: { Corefile: corefile() },
-    },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'coredns', namespace: ns, labels },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            serviceAccountName: 'coredns',
-            priorityClassName: 'system-cluster-critical',
-            // CoreDNS itself must not resolve through CoreDNS
-            dnsPolicy: 'Default',
-            securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
-            containers: [
-              {
-                name: 'coredns',
-                image: COREDNS_IMAGE,
-                // built on this machine and imported into containerd: never pulled
-                imagePullPolicy: 'Never',
-                args: ['-conf', '/etc/coredns/Corefile'],
-                ports: [
-                  { name: 'dns', containerPort: COREDNS_PORTS.dns, protocol: 'UDP' },
-                  { name: 'dns-tcp', containerPort: COREDNS_PORTS.dns, protocol: 'TCP' },
-                ],
-                resources: {
-                  requests: { cpu: '50m', memory: '40Mi' },
-                  limits: { memory: '128Mi' },
-                },
-                securityContext: restrictedContainer(65532),
-                volumeMounts: [{ name: 'config', mountPath: '/etc/coredns', readOnly: true }],
-                livenessProbe: {
-                  httpGet: { path: '/health', port: COREDNS_PORTS.health },
-                  periodSeconds: 10,
-                },
-                readinessProbe: {
-                  httpGet: { path: '/ready', port: COREDNS_PORTS.ready },
-                  periodSeconds: 2,
-                },
-              },
-            ],
-            volumes: [{ name: 'config', configMap: { name: 'coredns' } }],
-          },
+  ];
+}
+
+function corednsConfigMap() {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'coredns', namespace: COREDNS_NAMESPACE },
+    data: { Corefile: corefile() },
+  };
+}
+
+function corednsDeployment() {
+  const labels = COREDNS_LABELS;
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'coredns', namespace: COREDNS_NAMESPACE, labels },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: 'coredns',
+          priorityClassName: 'system-cluster-critical',
+          // CoreDNS itself must not resolve through CoreDNS
+          dnsPolicy: 'Default',
+          securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [corednsContainer()],
+          volumes: [{ name: 'config', configMap: { name: 'coredns' } }],
         },
       },
     },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: {
-        name: 'kube-dns',
-        namespace: ns,
-        labels: { ...labels, 'kubernetes.io/name': 'CoreDNS' },
-      },
-      spec: {
-        selector: labels,
-        clusterIP: DNS_SERVICE_IP,
-        ports: [
-          { name: 'dns', port: 53, targetPort: COREDNS_PORTS.dns, protocol: 'UDP' },
-          { name: 'dns-tcp', port: 53, targetPort: COREDNS_PORTS.dns, protocol: 'TCP' },
-        ],
-      },
+  };
+}
+
+function corednsContainer() {
+  return {
+    name: 'coredns',
+    image: COREDNS_IMAGE,
+    // built on this machine and imported into containerd: never pulled
+    imagePullPolicy: 'Never',
+    args: ['-conf', '/etc/coredns/Corefile'],
+    ports: [
+      { name: 'dns', containerPort: COREDNS_PORTS.dns, protocol: 'UDP' },
+      { name: 'dns-tcp', containerPort: COREDNS_PORTS.dns, protocol: 'TCP' },
+    ],
+    resources: {
+      requests: { cpu: '50m', memory: '40Mi' },
+      limits: { memory: '128Mi' },
     },
-  ];
+    securityContext: restrictedContainer(65532),
+    volumeMounts: [{ name: 'config', mountPath: '/etc/coredns', readOnly: true }],
+    livenessProbe: {
+      httpGet: { path: '/health', port: COREDNS_PORTS.health },
+      periodSeconds: 10,
+    },
+    readinessProbe: {
+      httpGet: { path: '/ready', port: COREDNS_PORTS.ready },
+      periodSeconds: 2,
+    },
+  };
+}
+
+function corednsService() {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: 'kube-dns',
+      namespace: COREDNS_NAMESPACE,
+      labels: { ...COREDNS_LABELS, 'kubernetes.io/name': 'CoreDNS' },
+    },
+    spec: {
+      selector: COREDNS_LABELS,
+      clusterIP: DNS_SERVICE_IP,
+      ports: [
+        { name: 'dns', port: 53, targetPort: COREDNS_PORTS.dns, protocol: 'UDP' },
+        { name: 'dns-tcp', port: 53, targetPort: COREDNS_PORTS.dns, protocol: 'TCP' },
+      ],
+    },
+  };
 }
 
 export const CHECK_NAMESPACE = 'herald-cluster-check';

@@ -73,6 +73,7 @@ function secretData(secret) {
 
 /** A container's environment as Kubernetes gives it: envFrom first, then env (which wins). */
 export function containerEnv(container, { configMaps, secrets }) {
+  /** @type {Record<string, string>} */
   const env = {};
   const need = (table, kind, name) => {
     if (!table[name]) throw new Error(`${kind} ${name} is not in the rendered chart`);
@@ -170,6 +171,8 @@ export function isServiceAddress(name) {
  * The environment of a pod run on this machine: the chart's, with the ports moved to free ones
  * (the containers share the machine's network, so each needs its own) and the in-cluster
  * addresses of the other services replaced by the stack's. Returns {env, replaced}.
+ * @param {Record<string, string>} chartEnv
+ * @param {{ stackVariables: Record<string, string>, port?: number, metricsPort?: number }} local
  */
 export function localEnv(chartEnv, { stackVariables, port, metricsPort }) {
   const env = { ...chartEnv };

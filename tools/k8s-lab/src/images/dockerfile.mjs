@@ -36,6 +36,7 @@ export function parseReference(image) {
  */
 export function instructions(text) {
   const out = [];
+  /** @type {{ line: number, text: string } | null} */
   let current = null;
   text.split('\n').forEach((raw, index) => {
     const line = raw.replace(/\r$/, '');

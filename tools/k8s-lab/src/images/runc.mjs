@@ -34,6 +34,7 @@ const LIMIT_NAMES = {
 
 /** The hard limits of /proc/self/limits' text, by RLIMIT name (Infinity for unlimited). */
 export function hardLimits(text) {
+  /** @type {Record<string, number>} */
   const limits = {};
   for (const line of text.split('\n')) {
     const name = Object.keys(LIMIT_NAMES).find((n) => line.startsWith(n));
@@ -55,8 +56,24 @@ export function podRlimits(hard) {
 }
 
 /**
+ * The fields of a Kubernetes pod or container security context that the runner reads.
+ * @typedef {object} SecurityContext
+ * @property {number} [runAsUser]
+ * @property {number} [runAsGroup]
+ * @property {boolean} [runAsNonRoot]
+ * @property {number} [fsGroup]
+ * @property {{ type: string }} [seccompProfile]
+ * @property {{ drop?: string[], add?: string[] }} [capabilities]
+ * @property {boolean} [readOnlyRootFilesystem]
+ * @property {boolean} [allowPrivilegeEscalation]
+ */
+
+/**
  * What the chart's pod and container security contexts ask of the runtime, checked: a context
  * the runner cannot honour is an error, not silently loosened.
+ * @param {SecurityContext} [podContext]
+ * @param {SecurityContext} [containerContext]
+ * @param {string} [imageUser] the image's `User`: `uid` or `uid:gid`
  */
 export function securityOf(podContext = {}, containerContext = {}, imageUser = '') {
   const merged = { ...podContext, ...containerContext };
@@ -152,10 +169,38 @@ export function runtimeDefaultSeccomp() {
   };
 }
 
+/** Paths of /proc and /sys hidden from the container, as the runtimes' defaults hide them. */
+const MASKED_PATHS = [
+  '/proc/acpi',
+  '/proc/asound',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/sys/firmware',
+  '/proc/scsi',
+];
+const READONLY_PATHS = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
+
 /**
  * The runc config.json of one container. `security` from securityOf; `hostNetwork`: no network
  * namespace (the process reaches the machine's loopback); `tmpBytes`: the size of the /tmp
  * emptyDir; `memoryBytes`: the container's memory limit; `limits`: the machine's hard limits.
+ * @param {object} options
+ * @param {string} options.rootfs
+ * @param {string[]} options.args
+ * @param {Record<string, string>} options.env
+ * @param {string} [options.cwd]
+ * @param {string} options.hostname
+ * @param {ReturnType<typeof securityOf>} options.security
+ * @param {number} options.tmpBytes
+ * @param {number} [options.memoryBytes]
+ * @param {string} options.cgroupsPath
+ * @param {boolean} [options.hostNetwork]
+ * @param {Record<string, number>} options.limits
+ * @param {Record<string, string>} [options.etcFiles] files bound read-only, by their path inside
  */
 export function runcConfig({
   rootfs,
@@ -173,7 +218,55 @@ export function runcConfig({
 }) {
   const caps = security.capabilities;
   const namespaces = ['pid', 'ipc', 'uts', 'mount', ...(hostNetwork ? [] : ['network'])];
-  const mounts = [
+  return {
+    ociVersion: '1.0.2-dev',
+    process: {
+      terminal: false,
+      user: { uid: security.uid, gid: security.gid, additionalGids: security.additionalGids },
+      args,
+      env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+      cwd: cwd || '/',
+      capabilities: {
+        bounding: caps,
+        effective: caps,
+        permitted: caps,
+        inheritable: [],
+        ambient: [],
+      },
+      rlimits: podRlimits(limits),
+      noNewPrivileges: security.noNewPrivileges,
+    },
+    root: { path: rootfs, readonly: security.readonlyRoot },
+    hostname,
+    mounts: containerMounts(tmpBytes, etcFiles),
+    linux: {
+      cgroupsPath,
+      resources: {
+        devices: [{ allow: false, access: 'rwm' }],
+        ...(memoryBytes ? { memory: { limit: memoryBytes } } : {}),
+      },
+      namespaces: namespaces.map((type) => ({ type })),
+      ...(security.seccomp ? { seccomp: runtimeDefaultSeccomp() } : {}),
+      maskedPaths: MASKED_PATHS,
+      readonlyPaths: READONLY_PATHS,
+    },
+  };
+}
+
+/**
+ * One mount of a runc config.
+ * @typedef {{ destination: string, type: string, source: string, options?: string[] }} Mount
+ */
+
+/**
+ * The container's mounts: the kernel's file systems, the /tmp emptyDir of `tmpBytes`, and the
+ * files the kubelet would mount (`etcFiles`).
+ * @param {number} tmpBytes
+ * @param {Record<string, string>} etcFiles
+ * @returns {Mount[]}
+ */
+function containerMounts(tmpBytes, etcFiles) {
+  return [
     { destination: '/proc', type: 'proc', source: 'proc' },
     {
       destination: '/dev',
@@ -226,55 +319,14 @@ export function runcConfig({
       options: ['rbind', 'ro', 'nosuid', 'nodev', 'noexec'],
     })),
   ];
-  return {
-    ociVersion: '1.0.2-dev',
-    process: {
-      terminal: false,
-      user: { uid: security.uid, gid: security.gid, additionalGids: security.additionalGids },
-      args,
-      env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
-      cwd: cwd || '/',
-      capabilities: {
-        bounding: caps,
-        effective: caps,
-        permitted: caps,
-        inheritable: [],
-        ambient: [],
-      },
-      rlimits: podRlimits(limits),
-      noNewPrivileges: security.noNewPrivileges,
-    },
-    root: { path: rootfs, readonly: security.readonlyRoot },
-    hostname,
-    mounts,
-    linux: {
-      cgroupsPath,
-      resources: {
-        devices: [{ allow: false, access: 'rwm' }],
-        ...(memoryBytes ? { memory: { limit: memoryBytes } } : {}),
-      },
-      namespaces: namespaces.map((type) => ({ type })),
-      ...(security.seccomp ? { seccomp: runtimeDefaultSeccomp() } : {}),
-      maskedPaths: [
-        '/proc/acpi',
-        '/proc/asound',
-        '/proc/kcore',
-        '/proc/keys',
-        '/proc/latency_stats',
-        '/proc/timer_list',
-        '/proc/timer_stats',
-        '/proc/sched_debug',
-        '/sys/firmware',
-        '/proc/scsi',
-      ],
-      readonlyPaths: ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'],
-    },
-  };
 }
 
 /**
  * Starts `runc run` for a bundle in the foreground (its output appended to `logFile`). Returns
  * {exited}: a promise of {code, signal, seconds since start}.
+ * @param {{ runc: string, id: string, bundle: string, logFile: string }} options
+ * @returns {{ exited: Promise<{ code: number | null, signal: NodeJS.Signals | null,
+ *   seconds: number, error?: Error }> }}
  */
 export function startContainer({ runc, id, bundle, logFile }) {
   const out = fs.openSync(logFile, 'a');

@@ -43,6 +43,12 @@ function replaceHost(frame, offset, host) {
  * A response frame with every broker host equal to `from` replaced by `to`. Only the
  * non-flexible versions are parsed (Metadata up to v8, FindCoordinator up to v2: all that
  * kafkajs sends); a flexible one is passed on unchanged and reported.
+ * @param {Buffer} frame
+ * @param {{ apiKey: number, apiVersion: number }} request the request's header
+ * @param {string} from
+ * @param {string} to
+ * @param {(message: string) => void} [warn]
+ * @returns {Buffer}
  */
 export function rewriteResponse(frame, request, from, to, warn = () => {}) {
   // frame: int32 size, int32 correlation id, then the body
@@ -113,7 +119,12 @@ function pipeKafka(client, upstream, { from, to, warn }) {
  * Starts one forwarder: `listen` {host, port} to `target` {host, port}. With `kafka`, the
  * broker address `target` is rewritten to `listen` in Metadata and FindCoordinator answers.
  * Resolves to { close(), connections() }.
+ * @param {{ listen: Address, target: Address, kafka?: boolean,
+ *   warn?: (message: string) => void }} options
+ * @returns {Promise<{ connections: () => number, close: () => Promise<void> }>}
  */
+/** @typedef {{ host: string, port: number }} Address */
+
 export function startForwarder({ listen, target, kafka = false, warn = () => {} }) {
   let count = 0;
   const sockets = new Set();

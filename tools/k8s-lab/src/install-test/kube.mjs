@@ -26,9 +26,8 @@ export function run(cmd, args, { allowFail = false, env = {}, timeoutMs = 15 * 6
       const result = { code, stdout, stderr };
       if (code !== 0 && !allowFail) {
         const shown = [cmd, ...args].map((a) => (a.length > 80 ? `${a.slice(0, 77)}...` : a));
-        const err = new Error(`${shown.join(' ')} exited ${code}: ${(stderr || stdout).trim()}`);
-        err.result = result;
-        reject(err);
+        const message = `${shown.join(' ')} exited ${code}: ${(stderr || stdout).trim()}`;
+        reject(Object.assign(new Error(message), { result }));
       } else resolve(result);
     });
   });

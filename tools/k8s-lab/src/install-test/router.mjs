@@ -4,7 +4,10 @@
 // scenarios) run unchanged against the release.
 import http from 'node:http';
 
-/** Which Service answers a path: the chart's public routes first, then the operator routes. */
+/**
+ * Which Service answers a path: the chart's public routes first, then the operator routes.
+ * @type {[RegExp, string][]}
+ */
 const ROUTES = [
   [/^\/v1\/token$/, 'auth'],
   [/^\/v1\/openapi\.json$/, 'auth'],
@@ -29,6 +32,7 @@ export function serviceFor(pathname) {
 /**
  * Listens on 127.0.0.1 (a free port) and forwards each request to `urls[service]`; a path no
  * route names is 404, an unreachable Service 502, as an ingress answers them.
+ * @param {Record<string, string>} urls each Service's base URL, by name
  */
 export async function startRouter(urls) {
   // Kept-alive connections to the pods, each dropped after 1 s idle: shorter than the services'
@@ -52,14 +56,16 @@ export async function startRouter(urls) {
         answer.pipe(res);
       },
     );
-    upstream.on('error', (err) => {
+    upstream.on('error', (/** @type {NodeJS.ErrnoException} */ err) => {
       if (res.headersSent) res.destroy(err);
       else res.writeHead(502, { 'content-type': 'text/plain' }).end(`${err.code ?? err}\n`);
     });
     req.pipe(upstream);
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
+  await /** @type {Promise<void>} */ (
+    new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  );
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
   return {
     url: `http://127.0.0.1:${port}`,
     close: () =>

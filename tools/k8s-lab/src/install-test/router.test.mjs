@@ -4,6 +4,17 @@ import http from 'node:http';
 import { test } from 'node:test';
 import { serviceFor, startRouter } from './router.mjs';
 
+/**
+ * Listens on a free port of 127.0.0.1; resolves the port.
+ * @param {http.Server} server
+ */
+async function listen(server) {
+  await /** @type {Promise<void>} */ (
+    new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  );
+  return /** @type {import('node:net').AddressInfo} */ (server.address()).port;
+}
+
 test('each path goes to the Service the chart routes it to, anything else nowhere', () => {
   const cases = {
     '/v1/token': 'auth',
@@ -38,8 +49,7 @@ test('a request is forwarded with its method, path, query and body; an unrouted 
       res.writeHead(202, { 'content-type': 'application/json' }).end('{"accepted":1}');
     });
   });
-  await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${upstream.address().port}`;
+  const base = `http://127.0.0.1:${await listen(upstream)}`;
   const router = await startRouter({ events: base });
   try {
     const res = await fetch(`${router.url}/v1/events/by-contact-id?x=1`, {
@@ -69,8 +79,7 @@ test('a connection to a pod idle for 1 s is closed by the router, before a drain
     opened += 1;
     socket.on('close', () => (closed += 1));
   });
-  await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  const router = await startRouter({ contacts: `http://127.0.0.1:${upstream.address().port}` });
+  const router = await startRouter({ contacts: `http://127.0.0.1:${await listen(upstream)}` });
   try {
     await (await fetch(`${router.url}/v1/contacts/a`)).text();
     await (await fetch(`${router.url}/v1/contacts/b`)).text();

@@ -1,0 +1,131 @@
+// The release the install test installs and what it needs around it: its namespace, values and
+// secret values, its own databases on the stack's PostgreSQL, and its Services' addresses.
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { dataDir, ports, postgresUser, repoRoot } from '@herald/stack/config.mjs';
+import { adminToken, serviceToken, signingKeys } from '@herald/stack/secrets.mjs';
+import { kubectl, kubectlJson } from './kube.mjs';
+
+const require = createRequire(import.meta.url);
+const pg = require('pg');
+
+export const NAMESPACE = process.env.HERALD_K8S_NAMESPACE || 'herald-k8s-test';
+export const RELEASE = 'herald';
+/** The node's end of the pod bridge: pods reach it, and the node listens on it. */
+export const BRIDGE = process.env.HERALD_K8S_BRIDGE_ADDRESS || '10.244.0.1';
+const DB_PREFIX = 'herald_k8s_';
+const DATABASES = ['auth', 'contacts', 'events', 'billing'];
+export const CHART = path.join(repoRoot, 'charts', 'herald');
+const VALUES = path.join(CHART, 'ci', 'local-cluster-values.yaml');
+const workDir = path.join(dataDir, 'test-k8s');
+export const SECRET_VALUES = path.join(workDir, 'secret-values.yaml');
+
+/** The namespace and values files of `helm install` and `helm upgrade`. */
+export const helmArgs = () => ['-n', NAMESPACE, '-f', VALUES, '-f', SECRET_VALUES];
+
+/** JSON values for helm, written as YAML is a superset of JSON; 0600: it holds secrets. */
+export function writeSecretValues() {
+  fs.mkdirSync(workDir, { recursive: true });
+  /** @param {string} db */
+  const url = (db) => `postgres://${postgresUser}@${BRIDGE}:${ports.postgres}/${DB_PREFIX}${db}`;
+  const values = {
+    secrets: {
+      existingSecret: '',
+      adminToken: adminToken(),
+      serviceTokens: {
+        contacts: serviceToken('contacts'),
+        events: serviceToken('events'),
+        billing: serviceToken('billing'),
+      },
+      authSigningKeys: signingKeys(),
+      redisUrl: `redis://${BRIDGE}:${ports.redis}`,
+      databaseUrls: Object.fromEntries(DATABASES.map((db) => [db, url(db)])),
+    },
+  };
+  fs.writeFileSync(SECRET_VALUES, `${JSON.stringify(values, null, 2)}\n`, { mode: 0o600 });
+  fs.chmodSync(SECRET_VALUES, 0o600);
+}
+
+/**
+ * @template T
+ * @param {(client: { query: (sql: string) => Promise<unknown> }) => Promise<T>} fn
+ * @returns {Promise<T>}
+ */
+async function withPostgres(fn) {
+  const client = new pg.Client({
+    host: '127.0.0.1',
+    port: ports.postgres,
+    user: postgresUser,
+    database: 'postgres',
+  });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The release's own databases, empty, so that its relay is the only one publishing their outbox. */
+export async function freshDatabases() {
+  await withPostgres(async (c) => {
+    for (const db of DATABASES) {
+      await c.query(`DROP DATABASE IF EXISTS ${DB_PREFIX}${db} WITH (FORCE)`);
+      await c.query(`CREATE DATABASE ${DB_PREFIX}${db}`);
+    }
+  });
+  return DATABASES.map((d) => DB_PREFIX + d).join(', ');
+}
+
+export async function dropDatabases() {
+  await withPostgres(async (c) => {
+    for (const db of DATABASES)
+      await c.query(`DROP DATABASE IF EXISTS ${DB_PREFIX}${db} WITH (FORCE)`);
+  });
+}
+
+/** The namespace, made anew, enforcing the restricted Pod Security profile. */
+export async function recreateNamespace() {
+  await kubectl([
+    'delete',
+    'namespace',
+    NAMESPACE,
+    '--ignore-not-found',
+    '--wait=true',
+    '--timeout=180s',
+  ]);
+  await kubectl(['create', 'namespace', NAMESPACE]);
+  await kubectl([
+    'label',
+    'namespace',
+    NAMESPACE,
+    'pod-security.kubernetes.io/enforce=restricted',
+    'pod-security.kubernetes.io/enforce-version=latest',
+  ]);
+}
+
+/**
+ * The URL of each Service of the release (its `http` port at its ClusterIP), by component.
+ * @returns {Promise<Urls>}
+ */
+export async function serviceUrls() {
+  const list = await kubectlJson([
+    '-n',
+    NAMESPACE,
+    'get',
+    'services',
+    '-l',
+    `app.kubernetes.io/instance=${RELEASE}`,
+  ]);
+  /** @type {Urls} */
+  const urls = {};
+  for (const svc of list.items) {
+    const component = svc.metadata.labels['app.kubernetes.io/component'];
+    const port = svc.spec.ports.find((p) => p.name === 'http') ?? svc.spec.ports[0];
+    urls[component] = `http://${svc.spec.clusterIP}:${port.port}`;
+  }
+  return urls;
+}
+
+/** @typedef {Record<string, string>} Urls the release's Services by component: auth, contacts, ... */

@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { chartSize, chartSvg, renderPng } from '@herald/observability/chart.mjs';
-import { chartData as eventIdsChart } from './event-ids.mjs';
 import { chartData as eventRowsChart } from './event-rows.mjs';
 import { MEASUREMENTS } from './events.mjs';
 import { ceiling, chartData as kafkaPublishChart } from './kafka-publish.mjs';
@@ -135,38 +134,8 @@ test("the token exchange benchmark's results draw as a chart with every measurem
   assert.ok(colours.has(0x5b7fc7), 'the baseline is drawn in the floor colour');
 });
 
-test("the event ids benchmark's results draw as a chart, random ids as the floor of time-ordered ones", async () => {
-  const data = eventIdsChart({
-    startedAt: '2026-01-01T00:00:00.000Z',
-    cores: 2,
-    connections: 4,
-    seconds: 10,
-    rows: 2_000_000,
-    measurements: [
-      {
-        name: 'uuid-v4',
-        label: 'random ids (UUID v4)',
-        group: 'floor',
-        primary: { value: 130_000, unit: 'rows/s' },
-      },
-      {
-        name: 'uuid-v7',
-        label: 'time-ordered ids (UUID v7)',
-        group: 'ids',
-        primary: { value: 215_000, unit: 'rows/s', floor: 130_000, floorShare: 1 },
-      },
-    ],
-  });
-  const svg = chartSvg(data);
-  for (const m of data.measurements) assert.ok(svg.includes(`>${m.label}<`), m.label);
-  assert.ok(svg.includes('2,000,000 rows first'), 'the subtitle says how full the table was');
-  const { width, height, pixels } = await renderPng(svg);
-  assert.deepEqual({ width, height }, chartSize(2));
-  const colours = coloursOf(pixels);
-  assert.ok(colours.has(0x5b7fc7), 'random ids are drawn in the floor colour');
-});
-
 test("the event rows benchmark's costs share one scale: each bar is as long as its figure", async () => {
+  /** @type {[string, string, string, number][]} name, label, group, µs per Event */
   const costs = [
     ['event', 'Event row', 'floor', 11],
     ['event-message', '+ outbox message', 'rows', 16.5],
@@ -205,13 +174,15 @@ test("the event rows benchmark's costs share one scale: each bar is as long as i
 });
 
 test("the Kafka publish benchmark adds event-rows' figures to publishing and weighs them against the budgets", async () => {
+  /** @type {[string, number][]} name, µs per Event */
+  const costs = [
+    ['event', 12],
+    ['event-message', 18],
+    ['event-message-claim', 31],
+    ['relay', 5],
+  ];
   const eventRows = {
-    measurements: [
-      ['event', 12],
-      ['event-message', 18],
-      ['event-message-claim', 31],
-      ['relay', 5],
-    ].map(([name, value]) => ({ name, primary: { value, unit: 'µs/Event' } })),
+    measurements: costs.map(([name, value]) => ({ name, primary: { value, unit: 'µs/Event' } })),
   };
   const publish = {
     startedAt: '2026-01-01T00:00:00.000Z',

@@ -24,7 +24,13 @@ const TOPIC = 'herald.bench.kafka-publish';
 /** The array targets' rates: what the ceiling is compared with. */
 export const TARGET_RATES = [40_000, 50_000];
 
-/** One batch of messages as the relay hands them to kafkajs. */
+/**
+ * One batch of messages as the relay hands them to kafkajs.
+ * @param {string} tenant
+ * @param {string[]} contacts
+ * @param {string} startedAt
+ * @param {number} first the batch's first message, counted over all batches
+ */
 function messageBatch(tenant, contacts, startedAt, first) {
   return Array.from({ length: BATCH }, (_, i) => {
     const id = randomUUID();
@@ -46,6 +52,17 @@ function messageBatch(tenant, contacts, startedAt, first) {
   });
 }
 
+/**
+ * What the rounds share: the producer, the batches it sends in turn, and the CPU so far of this
+ * process (`bench`, the producer) and the broker (`kafka`).
+ * @typedef {object} Sender
+ * @property {import('kafkajs').Producer} producer
+ * @property {ReturnType<typeof messageBatch>[]} batches
+ * @property {number} turn
+ * @property {() => Record<string, number | null>} cpu
+ */
+
+/** @param {import('./lib.mjs').RunOptions} options */
 export async function run({ seconds, warmup, earlier = {} }) {
   const startedAt = new Date().toISOString();
   // Built by the stack's `up` before this runs.
@@ -53,8 +70,6 @@ export async function run({ seconds, warmup, earlier = {} }) {
   const { TOPIC_SETTINGS, TOPICS } = await import('@herald/messages');
   const { kafka: kafkaPid } = await stackPids();
   if (!kafkaPid) throw new Error('the stack reports no Kafka process to measure');
-  // The producer is this process (`bench`), the broker the Kafka process.
-  const cpu = () => cpuReading({ kafka: kafkaPid }).ms;
   const partitions = TOPIC_SETTINGS[TOPICS.eventsRecorded].partitions;
 
   const kafka = createKafka({ brokers: kafkaBrokers.split(','), clientId: 'herald-bench' });
@@ -70,58 +85,28 @@ export async function run({ seconds, warmup, earlier = {} }) {
     await producer.connect();
     const tenant = randomUUID();
     const contacts = Array.from({ length: CONTACTS }, () => randomUUID());
-    const batches = Array.from({ length: POOL }, (_, i) =>
-      messageBatch(tenant, contacts, startedAt, i * BATCH),
-    );
-    let turn = 0;
-
-    /** Batches sent back to back for `forSeconds`: messages/s and each process's CPU. */
-    async function publish(forSeconds) {
-      const latencies = [];
-      const before = cpu();
-      const started = performance.now();
-      const end = started + forSeconds * 1000;
-      while (performance.now() < end) {
-        const sent = performance.now();
-        await producer.sendBatch({
-          topicMessages: [{ topic: TOPIC, messages: batches[turn++ % POOL] }],
-        });
-        latencies.push(performance.now() - sent);
-      }
-      const elapsed = (performance.now() - started) / 1000;
-      const after = cpu();
-      const messages = latencies.length * BATCH;
-      return {
-        name: 'publish',
-        messages,
-        messagesPerSecond: messages / elapsed,
-        latencies,
-        producerUsPerMessage: ((after.bench - before.bench) * 1000) / messages,
-        brokerUsPerMessage: ((after.kafka - before.kafka) * 1000) / messages,
-      };
-    }
-
+    /** @type {Sender} */
+    const sender = {
+      producer,
+      batches: Array.from({ length: POOL }, (_, i) =>
+        messageBatch(tenant, contacts, startedAt, i * BATCH),
+      ),
+      turn: 0,
+      // The producer is this process (`bench`), the broker the Kafka process.
+      cpu: () => cpuReading({ kafka: kafkaPid }).ms,
+    };
     console.log(
       `\n## kafka-publish (${BATCH}-message batches, one in flight, to ${partitions} partitions; the relay's producer)`,
     );
     // Both the client's JIT and the broker's warm up first: a cold broker costs several times more.
-    await publish(Math.max(warmup, 3));
+    await publish(sender, Math.max(warmup, 3));
     const rounds = [];
     for (let round = 1; round <= ROUNDS; round += 1) {
-      rounds.push({ round, ...(await publish(seconds)) });
+      rounds.push({ round, ...(await publish(sender, seconds)) });
     }
     const figures = roundFigures(rounds);
-    console.log(
-      '| round | messages/s | p50 ms | p99 ms | producer CPU µs per message | broker CPU µs per message |\n' +
-        '|---:|---:|---:|---:|---:|---:|\n' +
-        rounds
-          .map((r) => {
-            const { p50, p99 } = stats(r.latencies);
-            return `| ${r.round} | ${fmt(r.messagesPerSecond, 0)} | ${fmt(p50)} | ${fmt(p99)} | ${fmt(r.producerUsPerMessage)} | ${fmt(r.brokerUsPerMessage)} |`;
-          })
-          .join('\n'),
-    );
-    const result = {
+    printRounds(rounds);
+    const measured = {
       startedAt,
       cores: machineCores(),
       seconds,
@@ -133,7 +118,9 @@ export async function run({ seconds, warmup, earlier = {} }) {
       brokerUsPerMessage: figures.mean('publish', 'brokerUsPerMessage'),
       latency: figures.latency('publish'),
     };
-    result.ceiling = ceiling(result, earlier['event-rows']);
+    // What event-rows returned, when it ran first in this invocation.
+    const eventRows = /** @type {Parameters<typeof ceiling>[1]} */ (earlier['event-rows']);
+    const result = { ...measured, ceiling: ceiling(measured, eventRows) };
     printCeiling(result);
     return result;
   } finally {
@@ -144,13 +131,65 @@ export async function run({ seconds, warmup, earlier = {} }) {
 }
 
 /**
+ * Batches sent back to back for `forSeconds`: messages/s and each process's CPU.
+ * @param {Sender} sender
+ * @param {number} forSeconds
+ */
+async function publish(sender, forSeconds) {
+  const { producer, batches, cpu } = sender;
+  /** @type {number[]} */
+  const latencies = [];
+  const before = cpu();
+  const started = performance.now();
+  const end = started + forSeconds * 1000;
+  while (performance.now() < end) {
+    const sent = performance.now();
+    await producer.sendBatch({
+      topicMessages: [{ topic: TOPIC, messages: batches[sender.turn++ % POOL] }],
+    });
+    latencies.push(performance.now() - sent);
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  const after = cpu();
+  const messages = latencies.length * BATCH;
+  return {
+    name: 'publish',
+    messages,
+    messagesPerSecond: messages / elapsed,
+    latencies,
+    producerUsPerMessage: ((after.bench - before.bench) * 1000) / messages,
+    brokerUsPerMessage: ((after.kafka - before.kafka) * 1000) / messages,
+  };
+}
+
+/**
+ * Each round's rate, latency and CPU per message.
+ * @param {({ round: number } & Awaited<ReturnType<typeof publish>>)[]} rounds
+ */
+function printRounds(rounds) {
+  console.log(
+    '| round | messages/s | p50 ms | p99 ms | producer CPU µs per message | broker CPU µs per message |\n' +
+      '|---:|---:|---:|---:|---:|---:|\n' +
+      rounds
+        .map((r) => {
+          const { p50, p99 } = stats(r.latencies);
+          return `| ${r.round} | ${fmt(r.messagesPerSecond, 0)} | ${fmt(p50)} | ${fmt(p99)} | ${fmt(r.producerUsPerMessage)} | ${fmt(r.brokerUsPerMessage)} |`;
+        })
+        .join('\n'),
+  );
+}
+
+/**
  * The least CPU per Event of the parts measured, and the Events/s the machine's cores hold at
  * that cost. `least`: what any design spends that stores an Event in PostgreSQL and publishes it
  * with this client and broker (the Event row, the producer, the broker). `design`: this design's
  * rows on top (the outbox message and the dedup claim, the relay's read and delete). Without
  * event-rows' figures from the same invocation, publishing alone.
+ * @param {{ cores: number, producerUsPerMessage: number, brokerUsPerMessage: number }} publish
+ * @param {{ measurements: { name: string, primary: { value: number } }[] }} [eventRows]
  */
 export function ceiling(publish, eventRows) {
+  /** @param {string} n */
   const figure = (n) => eventRows?.measurements.find((m) => m.name === n)?.primary.value ?? NaN;
   const publishing = [
     { name: 'producer', label: 'kafkajs producer', us: publish.producerUsPerMessage },
@@ -162,6 +201,11 @@ export function ceiling(publish, eventRows) {
     label: 'PostgreSQL: message, claim, relay',
     us: figure('event-message-claim') - figure('event') + figure('relay'),
   };
+  /**
+   * @param {string} name
+   * @param {string} label
+   * @param {{ us: number }[]} parts
+   */
   const sumOf = (name, label, parts) => {
     const us = parts.reduce((sum, p) => sum + p.us, 0);
     return {
@@ -185,6 +229,10 @@ export function ceiling(publish, eventRows) {
   };
 }
 
+/**
+ * The parts' CPU per Event against the budgets, and what each sum leaves room for.
+ * @param {{ cores: number, ceiling: ReturnType<typeof ceiling> }} result
+ */
 function printCeiling({ cores, ceiling: c }) {
   console.log(
     `CPU per Event, µs: ${c.parts.map((p) => `${p.label} ${fmt(p.us)}`).join(', ')}. ` +
@@ -205,9 +253,22 @@ function printCeiling({ cores, ceiling: c }) {
   }
 }
 
-/** The chart's input (chart.mjs): the budgets, each part's cost and their sums on one scale. */
+/**
+ * The chart's input (chart.mjs): the budgets, each part's cost and their sums on one scale.
+ * @param {{ startedAt: string, cores: number, seconds: number, batch: number,
+ *   partitions: number, messagesPerSecond: number, latency: { p50: number, p99: number },
+ *   ceiling: ReturnType<typeof ceiling> }} s
+ */
 export function chartData(s) {
   const { ceiling: c } = s;
+  /**
+   * @param {string} name
+   * @param {string} label
+   * @param {string} group
+   * @param {number} value
+   * @param {boolean | null} pass
+   * @param {{ p50?: number, p99?: number }} [latency]
+   */
   const row = (name, label, group, value, pass, latency = {}) => ({
     name,
     label,

@@ -8,7 +8,11 @@ import { percentile } from './lib.mjs';
 
 const TOPIC = 'herald.events.recorded';
 
-/** `"field":"value"` from a JSON text without parsing all of it (the consumer must be cheap). */
+/**
+ * `"field":"value"` from a JSON text without parsing all of it (the consumer must be cheap).
+ * @param {string} text
+ * @param {string} field
+ */
 function stringField(text, field) {
   const marker = `"${field}":"`;
   const at = text.indexOf(marker);
@@ -21,6 +25,9 @@ function stringField(text, field) {
  * Assigns the group's only member (this benchmark) every `every`-th partition of the topic: a
  * sample. kafkajs decodes every message it fetches (about 10 µs each), and at 50,000 Events/s
  * reading all of them would take a large share of a small machine from the services measured.
+ * @param {typeof import('kafkajs').AssignerProtocol} AssignerProtocol
+ * @param {number[]} partitions
+ * @returns {import('kafkajs').PartitionAssigner}
  */
 function sampleAssigner(AssignerProtocol, partitions) {
   const name = 'HeraldBenchSample';
@@ -50,6 +57,7 @@ function sampleAssigner(AssignerProtocol, partitions) {
  * `${runId}.`; the key's next part is the measurement, so each lag lands with the measurement
  * that caused it even when the relay publishes it later. Resolves once the group is joined and
  * the first fetch has run.
+ * @param {{ brokers: string, runId: string, every?: number }} options
  */
 export async function startLagConsumer({ brokers, runId, every = 4 }) {
   const { AssignerProtocol, Kafka, logLevel } = (await import('kafkajs')).default;
@@ -73,7 +81,8 @@ export async function startLagConsumer({ brokers, runId, every = 4 }) {
     maxWaitTimeInMs: 250,
     partitionAssigners: [sampleAssigner(AssignerProtocol, partitions)],
   });
-  const lags = new Map(); // measurement -> [ms]
+  /** @type {Map<string, number[]>} measurement -> ms */
+  const lags = new Map();
   const prefix = `${runId}.`;
   let foreign = 0;
   await consumer.connect();
@@ -110,7 +119,10 @@ export async function startLagConsumer({ brokers, runId, every = 4 }) {
     /** The partitions read, of how many. */
     sample: { partitions, of: all.length },
     published: (measurement) => lags.get(measurement)?.length ?? 0,
-    /** p50/p99/max ms of one measurement's Events, or of all measured ones (no warm-ups). */
+    /**
+     * p50/p99/max ms of one measurement's Events, or of all measured ones (no warm-ups).
+     * @param {string} [measurement]
+     */
     lag(measurement) {
       const measured = [...lags].filter(([m]) => !m.endsWith('-warmup')).map(([, v]) => v);
       const values = measurement ? (lags.get(measurement) ?? []) : measured.flat();
@@ -127,9 +139,13 @@ export async function startLagConsumer({ brokers, runId, every = 4 }) {
   };
 }
 
-/** Samples `select count(*) from outbox` in herald_events every `everyMs` through `client`, its own. */
+/**
+ * Samples `select count(*) from outbox` in herald_events every `everyMs` through `client`, its own.
+ * @param {import('pg').Pool} client
+ */
 export function outboxSampler(client, everyMs = 1000) {
-  const samples = []; // {at, depth}
+  /** @type {{ at: number, depth: number }[]} */
+  const samples = [];
   let timer;
   let running = Promise.resolve();
   const sample = async () => {
@@ -146,7 +162,11 @@ export function outboxSampler(client, everyMs = 1000) {
       timer = setInterval(() => (running = sample()), everyMs);
     },
     sampleNow: () => sample(),
-    /** start/max/end of the depth between two instants (ms since the epoch). */
+    /**
+     * start/max/end of the depth between two instants (ms since the epoch).
+     * @param {number} from
+     * @param {number} to
+     */
     between(from, to) {
       const inside = samples.filter((s) => s.at >= from && s.at <= to);
       if (inside.length === 0) return { start: NaN, max: NaN, end: NaN, samples: 0 };

@@ -4,13 +4,35 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 
+/**
+ * What main.mjs hands every benchmark's run().
+ * @typedef {object} RunOptions
+ * @property {string} ingressUrl
+ * @property {string} adminToken
+ * @property {string} repoRoot
+ * @property {number} seconds length of each measurement
+ * @property {number} warmup unmeasured seconds before a measurement
+ * @property {number} connections
+ * @property {number} concurrency the same number, as the request-loop benchmarks call it
+ * @property {string[]} [only] the events measurements to run, when not all
+ * @property {Record<string, unknown>} earlier the results of the benchmarks run before, by name
+ */
+
+/**
+ * Latency figures of a set of samples, in ms.
+ * @typedef {{ count: number, mean: number, p50: number, p99: number }} Stats
+ */
+
 /** The cores the benchmarks share (the budget every per-request CPU figure is read against). */
 export const machineCores = () => os.availableParallelism?.() ?? os.cpus().length;
 
 /** The properties of the database benchmarks' Events. */
 export const EVENT_PROPERTIES = { plan: 'pro', amount: 42.5, path: '/checkout', items: ['a'] };
 
-/** The JSON value of an `event.recorded` message about a Contact, received when it occurred. */
+/**
+ * The JSON value of an `event.recorded` message about a Contact, received when it occurred.
+ * @param {{ id: string, tenantId: string, contactId: string, dedupKey: string, at: string }} event
+ */
 export function eventRecordedValue({ id, tenantId, contactId, dedupKey, at }) {
   return JSON.stringify({
     version: 1,
@@ -28,12 +50,22 @@ export function eventRecordedValue({ id, tenantId, contactId, dedupKey, at }) {
   });
 }
 
+/**
+ * The `p`th percentile of ascending samples (nearest rank), NaN when there are none.
+ * @param {ArrayLike<number>} sortedMs
+ * @param {number} p
+ */
 export function percentile(sortedMs, p) {
   if (sortedMs.length === 0) return NaN;
   const i = Math.min(sortedMs.length - 1, Math.ceil((p / 100) * sortedMs.length) - 1);
   return sortedMs[Math.max(0, i)];
 }
 
+/**
+ * Count, mean, p50 and p99 of samples in ms.
+ * @param {number[]} samplesMs
+ * @returns {Stats}
+ */
 export function stats(samplesMs) {
   const sorted = [...samplesMs].sort((a, b) => a - b);
   const mean = sorted.reduce((s, x) => s + x, 0) / (sorted.length || 1);
@@ -43,8 +75,12 @@ export function stats(samplesMs) {
 /**
  * Runs `request()` from `concurrency` loops for `seconds` (after `warmupSeconds` not
  * counted); `request` resolves to true for an expected answer. Bounded in time by design.
+ * @param {{ request: () => Promise<boolean>, concurrency: number, seconds: number,
+ *   warmupSeconds?: number }} load
+ * @returns {Promise<Stats & { perSecond: number, unexpected: number }>}
  */
 export async function closedLoop({ request, concurrency, seconds, warmupSeconds = 1 }) {
+  /** @type {number[]} */
   const latencies = [];
   let unexpected = 0;
   const warmupEnd = performance.now() + warmupSeconds * 1000;
@@ -64,19 +100,35 @@ export async function closedLoop({ request, concurrency, seconds, warmupSeconds 
   return { ...stats(latencies), perSecond: latencies.length / seconds, unexpected };
 }
 
+/**
+ * A figure with `digits` decimals, or n/a.
+ * @param {number} n
+ */
 export const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 
 /**
  * The figures of variants measured in alternating rounds (`{name, latencies, ...}` each): a
  * field's total and mean over one variant's rounds, the latency of all its samples, and the
  * rounds with their latency figures in place of the samples.
+ * @template {{ name: string, latencies: number[] }} R
+ * @param {R[]} rounds
  */
 export function roundFigures(rounds) {
+  /** @param {string} name */
   const own = (name) => rounds.filter((r) => r.name === name);
-  const total = (name, field) => own(name).reduce((sum, r) => sum + r[field], 0);
+  /**
+   * @param {string} name
+   * @param {keyof R} field a numeric one
+   */
+  const total = (name, field) => own(name).reduce((sum, r) => sum + Number(r[field]), 0);
   return {
     total,
+    /**
+     * @param {string} name
+     * @param {keyof R} field a numeric one
+     */
     mean: (name, field) => total(name, field) / own(name).length,
+    /** @param {string} name */
     latency: (name) => stats(own(name).flatMap((r) => r.latencies)),
     summary: () => rounds.map(({ latencies, ...r }) => ({ ...r, ...stats(latencies) })),
   };

@@ -10,13 +10,26 @@ import { adminToken } from '@herald/stack/secrets.mjs';
 import { NODE_VERSION as IMAGE_NODE_VERSION } from '@herald/k8s-lab/images/base.mjs';
 import { servicesNode } from './procstat.mjs';
 import { chartSvg, renderPng } from '@herald/observability/chart.mjs';
-import * as eventIds from './event-ids.mjs';
 import * as eventRows from './event-rows.mjs';
 import * as events from './events.mjs';
 import * as kafkaPublish from './kafka-publish.mjs';
 import * as tokenExchange from './token-exchange.mjs';
 
-const benchmarks = [tokenExchange, events, eventIds, eventRows, kafkaPublish];
+/**
+ * A benchmark's results, as the JSON holds them; `problems`, when there are any, made the run
+ * measure errors rather than the stack.
+ * @typedef {Record<string, unknown> & { problems?: string[] }} BenchResults
+ */
+/**
+ * What each benchmark module exports: its name, its run, and its chart's input from its results.
+ * @typedef {object} Benchmark
+ * @property {string} name
+ * @property {number} [defaultConnections]
+ * @property {(options: import('./lib.mjs').RunOptions) => Promise<BenchResults>} run
+ * @property {(results: object) => Parameters<typeof chartSvg>[0]} chartData
+ */
+/** @type {Benchmark[]} */
+const benchmarks = [tokenExchange, events, eventRows, kafkaPublish];
 const names = benchmarks.map((b) => b.name);
 
 const USAGE = `Usage: npm run bench -- [${names.join('|')} ...] [--seconds N] [--warmup N]
@@ -29,8 +42,7 @@ each benchmark beside them (results-<time>-<benchmark>.png). Exits 1 when a run 
   --warmup N         unmeasured seconds before each events measurement (default 2)
   --connections N    connections (events: wrk, or SDK trackers for sdk-tracker) or requests
                      (token-exchange) in flight
-                     (default ${events.defaultConnections} for events, ${eventIds.defaultConnections} for event-ids and
-                     event-rows, 8 for token-exchange)
+                     (default ${events.defaultConnections} for events, ${eventRows.defaultConnections} for event-rows, 8 for token-exchange)
   --only LIST        run only these events measurements (comma-separated; implies events):
                      ${events.measurementNames.join(', ')}
   -h, --help         this text
@@ -90,6 +102,7 @@ try {
     );
   }
   const stamp = Date.now();
+  /** @type {Record<string, BenchResults>} */
   const results = {};
   for (const bench of selected) {
     const connections = Number(values.connections ?? bench.defaultConnections ?? 8);

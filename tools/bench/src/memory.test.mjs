@@ -2,7 +2,7 @@
 // most 256 MiB over the run; the infrastructure's figures are shown without a target.
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { memoryTargets } from './events.mjs';
+import { memoryTargets } from './events-targets.mjs';
 
 test('memoryTargets marks Herald processes by their maximum, and leaves the rest unmarked', () => {
   const got = memoryTargets({

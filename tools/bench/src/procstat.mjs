@@ -6,6 +6,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { status } from '@herald/stack/index.mjs';
 
+/**
+ * @param {string} name
+ * @param {number} fallback
+ */
 function getconf(name, fallback) {
   try {
     return Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim()) || fallback;
@@ -28,9 +32,13 @@ export const COMPONENTS = [
   'events-relay',
 ];
 
-/** {component: pid} of the running stack (see tools/stack/src/index.mjs `status()`). */
+/**
+ * {component: pid} of the running stack (see tools/stack/src/index.mjs `status()`).
+ * @returns {Promise<Record<string, number>>}
+ */
 export async function stackPids() {
   const rows = await status();
+  /** @type {Record<string, number>} */
   const pids = {};
   for (const name of COMPONENTS) {
     const row = rows.find((r) => r.component === name);
@@ -50,7 +58,10 @@ export async function servicesNode() {
   }
 }
 
-/** Fields of /proc/<pid>/stat after the command name (which may hold spaces), or null. */
+/**
+ * Fields of /proc/<pid>/stat after the command name (which may hold spaces), or null.
+ * @param {number | string} pid a number, or 'self'
+ */
 function statFields(pid) {
   let text;
   try {
@@ -62,7 +73,11 @@ function statFields(pid) {
   return text.slice(text.lastIndexOf(')') + 2).split(' ');
 }
 
-/** ppid -> [pid] of every process now. */
+/**
+ * ppid -> [pid] of every process now.
+ * @typedef {Map<number, number[]>} Children
+ */
+/** @returns {Children} */
 function childrenMap() {
   const children = new Map();
   for (const entry of fs.readdirSync('/proc')) {
@@ -76,13 +91,22 @@ function childrenMap() {
   return children;
 }
 
+/**
+ * `pid` and every live descendant.
+ * @param {number} pid
+ * @param {Children} children
+ */
 function tree(pid, children) {
   const all = [pid];
   for (let i = 0; i < all.length; i += 1) all.push(...(children.get(all[i]) ?? []));
   return all;
 }
 
-/** CPU milliseconds of one process tree so far (see the top of this file), or null. */
+/**
+ * CPU milliseconds of one process tree so far (see the top of this file), or null.
+ * @param {number} pid
+ * @param {Children} children
+ */
 function treeCpuMs(pid, children) {
   const root = statFields(pid);
   if (!root) return null;
@@ -107,12 +131,19 @@ function machineBusyMs() {
 }
 
 /**
+ * CPU milliseconds so far, by component, and the pids they were read from.
+ * @typedef {{ pids: Record<string, number>, ms: Record<string, number | null> }} CpuReading
+ */
+/**
  * A reading of every component's CPU so far, this process's own (the benchmark: its samplers,
  * the Kafka consumer, or the pg load of the floor) and its reaped children's (wrk, which is
  * spawned, runs and is reaped inside one measurement), and the machine's.
+ * @param {Record<string, number>} pids
+ * @returns {CpuReading}
  */
 export function cpuReading(pids) {
   const children = childrenMap();
+  /** @type {CpuReading} */
   const reading = { pids: { ...pids }, ms: {} };
   for (const [name, pid] of Object.entries(pids)) reading.ms[name] = treeCpuMs(pid, children);
   const self = statFields('self');
@@ -126,8 +157,12 @@ export function cpuReading(pids) {
  * CPU ms per request of each component between two readings. A component restarted in between
  * (another pid) gets null. `other` is the machine's busy time that none of them used: other
  * work on the machine, which makes the figures noisy when it is large.
+ * @param {CpuReading} before
+ * @param {CpuReading} after
+ * @param {number} requests
  */
 export function cpuPerRequest(before, after, requests) {
+  /** @type {Record<string, number | null>} */
   const out = {};
   if (!(requests > 0)) return out; // nothing to divide by: every cell shows as unknown
   let sum = 0;
@@ -150,7 +185,10 @@ export function cpuPerRequest(before, after, requests) {
   return out;
 }
 
-/** Proportional set size, kB, of one process (its share of shared pages), or null. */
+/**
+ * Proportional set size, kB, of one process (its share of shared pages), or null.
+ * @param {number} pid
+ */
 function pssKb(pid) {
   try {
     const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
@@ -160,6 +198,10 @@ function pssKb(pid) {
   }
 }
 
+/**
+ * Resident set size, kB, of one process, or null.
+ * @param {number} pid
+ */
 function rssKb(pid) {
   try {
     const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -172,9 +214,11 @@ function rssKb(pid) {
 /**
  * Memory of each component in MiB: a single process's RSS; for a tree (PostgreSQL, nginx) the
  * sum of its processes' PSS, since summing RSS would count the shared buffers once per backend.
+ * @param {Record<string, number>} pids
  */
 export function memoryReading(pids) {
   const children = childrenMap();
+  /** @type {Record<string, number | null>} */
   const out = {};
   for (const [name, pid] of Object.entries(pids)) {
     const procs = tree(pid, children);
@@ -187,8 +231,10 @@ export function memoryReading(pids) {
 
 /** Start, max and end of each component's memory over a run, fed by `sample`. */
 export function memoryTracker() {
+  /** @type {Record<string, { start: number, max: number, end: number }>} */
   const seen = {};
   return {
+    /** @param {Record<string, number>} pids */
     sample(pids) {
       for (const [name, mib] of Object.entries(memoryReading(pids))) {
         if (mib === null || !Number.isFinite(mib)) continue;

@@ -2,6 +2,14 @@
 // `use` with `connections` clients connected to it, and dropped afterwards whatever happened.
 import { databaseUrl } from '@herald/stack/index.mjs';
 
+/**
+ * @template T
+ * @param {string} name
+ * @param {number} connections
+ * @param {(db: { pg: typeof import('pg').default, clients: import('pg').Client[],
+ *   url: string }) => Promise<T>} use
+ * @returns {Promise<T>}
+ */
 export async function withScratchDatabase(name, connections, use) {
   const { default: pg } = await import('pg');
   const admin = new pg.Client({ connectionString: databaseUrl('postgres') });

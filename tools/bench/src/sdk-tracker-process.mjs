@@ -19,7 +19,13 @@ import { stats } from './lib.mjs';
 const config = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const { flushAt, trackers: count, runId, name } = config;
 
-/** Figures of one phase (warm-up, measurement), from the fetch the clients send with. */
+/**
+ * Figures of one phase (warm-up, measurement), from the fetch the clients send with.
+ * @typedef {{ tracked: number, failedEvents: number, requests: number, ok: number,
+ *   networkErrors: number, statuses: Record<string, number>, latencies: number[],
+ *   errors: string[] }} Tally
+ */
+/** @returns {Tally} */
 const tally = () => ({
   tracked: 0,
   failedEvents: 0,
@@ -32,14 +38,22 @@ const tally = () => ({
 });
 let phase = tally();
 
-/** Per tracker: the producer waiting for an answer, if any. */
+/**
+ * Per tracker: the producer waiting for an answer, if any.
+ * @type {((() => void) | undefined)[]}
+ */
 const waiting = new Array(count);
+/** @param {number} i */
 function wake(i) {
   const resolve = waiting[i];
   waiting[i] = undefined;
   resolve?.();
 }
-/** Resolves after the tracker's next Event answer has been handled (at most 100 ms). */
+/**
+ * Resolves after the tracker's next Event answer has been handled (at most 100 ms).
+ * @param {number} i
+ * @returns {Promise<void>}
+ */
 function nextAnswer(i) {
   return new Promise((resolve) => {
     const timer = setTimeout(() => wake(i), 100);
@@ -53,6 +67,8 @@ function nextAnswer(i) {
 /**
  * The global fetch, counting Event requests. The SDK reads each answer with text(); `wake` runs
  * after the microtasks that follow it, when the tracker has taken its next batch.
+ * @param {number} i
+ * @returns {import('@herald/client').FetchLike}
  */
 function countingFetch(i) {
   return async (url, init) => {
@@ -72,17 +88,21 @@ function countingFetch(i) {
     }
     if (!counted) return res;
     const read = res.text.bind(res);
-    res.text = async () => {
-      try {
-        return await read();
-      } finally {
-        into.requests += 1;
-        into.statuses[res.status] = (into.statuses[res.status] ?? 0) + 1;
-        if (res.ok) into.ok += 1;
-        into.latencies.push(performance.now() - start);
-        setImmediate(wake, i);
-      }
-    };
+    // The answer's text(), wrapped: Object.assign sets it as `res.text = ...` would, which the
+    // types refuse (they declare it read-only; it is a plain method of the prototype).
+    Object.assign(res, {
+      text: async () => {
+        try {
+          return await read();
+        } finally {
+          into.requests += 1;
+          into.statuses[res.status] = (into.statuses[res.status] ?? 0) + 1;
+          if (res.ok) into.ok += 1;
+          into.latencies.push(performance.now() - start);
+          setImmediate(wake, i);
+        }
+      },
+    });
     return res;
   };
 }
@@ -105,7 +125,12 @@ const trackers = Array.from({ length: count }, (_, i) => {
   });
 });
 
-/** Tracker `i` queues Events until `until`, keeping two batches held. */
+/**
+ * Tracker `i` queues Events until `until`, keeping two batches held.
+ * @param {number} i
+ * @param {number} until
+ * @param {string} label the measurement's name in the dedupKeys
+ */
 async function produce(i, until, label) {
   const tracker = trackers[i];
   const contacts = config.contactIds;
@@ -125,6 +150,11 @@ async function produce(i, until, label) {
   phase.tracked += n;
 }
 
+/**
+ * A phase's figures as the parent reads them (sdk-tracker.mjs `SdkFigures`).
+ * @param {Tally} tally
+ * @param {number} seconds
+ */
 function summary(tally, seconds) {
   const { latencies, ...rest } = tally;
   const { p50, p99, mean } = stats(latencies);

@@ -8,9 +8,28 @@ import { fileURLToPath } from 'node:url';
 const program = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sdk-tracker-process.mjs');
 
 /**
+ * One phase's figures as the load process reports them (its `summary()`); the measurement's
+ * also `ownCpuMs`, the process's own CPU.
+ * @typedef {object} SdkFigures
+ * @property {number} seconds
+ * @property {number} tracked
+ * @property {number} failedEvents
+ * @property {number} accepted
+ * @property {number} requests
+ * @property {number} ok
+ * @property {number} networkErrors
+ * @property {Record<string, number>} statuses
+ * @property {string[]} errors
+ * @property {number} p50
+ * @property {number} p99
+ * @property {number} mean
+ * @property {number} [ownCpuMs]
+ */
+/**
  * Starts the load process with the config file sdk-tracker-process.mjs reads. Resolves once it
  * is warm, with its pid, the warm-up's figures, `measure()` (resolves to the measurement's
  * figures; the process keeps running so its CPU can still be read) and `stop()`.
+ * @param {string} configFile
  */
 export async function startSdkTracker(configFile) {
   const child = spawn(process.execPath, [program, configFile], {
@@ -18,7 +37,12 @@ export async function startSdkTracker(configFile) {
   });
   let stderr = '';
   let buffered = '';
-  const waiting = new Map(); // tag -> {resolve, reject}
+  /**
+   * What each awaited line resolves to: the process's JSON figures.
+   * @type {Map<string, { resolve: (figures: SdkFigures) => void,
+   *   reject: (error: Error) => void }>}
+   */
+  const waiting = new Map();
   child.stderr.on('data', (d) => (stderr += d));
   child.stdout.on('data', (d) => {
     buffered += d;
@@ -35,6 +59,10 @@ export async function startSdkTracker(configFile) {
     const error = new Error(`the SDK tracker process exited ${code} early: ${stderr.trim()}`);
     for (const { reject } of waiting.values()) reject(error);
   });
+  /**
+   * @param {string} tag
+   * @returns {Promise<SdkFigures>}
+   */
   const next = (tag) => new Promise((resolve, reject) => waiting.set(tag, { resolve, reject }));
 
   const readyPromise = next('SDK_READY');

@@ -36,7 +36,11 @@ export async function ensureWrk() {
   return found.wrk;
 }
 
-/** A JS value as a Lua expression (strings, numbers, booleans, arrays, plain objects). */
+/**
+ * A JS value as a Lua expression (strings, numbers, booleans, arrays, plain objects).
+ * @param {unknown} value
+ * @returns {string}
+ */
 export function toLua(value) {
   if (value === null || value === undefined) return 'nil';
   if (typeof value === 'string') return JSON.stringify(value); // same escapes as Lua's "…"
@@ -47,14 +51,21 @@ export function toLua(value) {
     .join(',')}}`;
 }
 
-/** Writes the Lua config one measurement's wrk reads (`return {...}`); returns its path. */
+/**
+ * Writes the Lua config one measurement's wrk reads (`return {...}`); returns its path.
+ * @param {string} file
+ * @param {Record<string, unknown>} config
+ */
 export function writeConfig(file, config) {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `return ${toLua(config)}\n`);
   return file;
 }
 
-/** Milliseconds from wrk's latency text ("812.00us", "3.21ms", "1.02s", "2.00m"). */
+/**
+ * Milliseconds from wrk's latency text ("812.00us", "3.21ms", "1.02s", "2.00m").
+ * @param {string} text
+ */
 export function wrkDuration(text) {
   const m = /^([\d.]+)(us|ms|s|m)$/.exec(text.trim());
   if (!m) return NaN;
@@ -62,11 +73,27 @@ export function wrkDuration(text) {
   return Number(m[1]) * scale;
 }
 
-/** wrk's stdout: the `--latency` distribution and requests.lua's WRK_RESULT line. */
+/**
+ * What requests.lua prints on its WRK_RESULT line (latencies in µs).
+ * @typedef {object} WrkResult
+ * @property {number} requests
+ * @property {number} durationUs
+ * @property {number} bytes
+ * @property {number} acceptedEvents
+ * @property {Record<string, number>} statuses
+ * @property {{ connect: number, read: number, write: number, timeout: number }} socketErrors
+ * @property {{ p50: number, p90: number, p99: number, max: number, mean: number }} latencyUs
+ */
+/**
+ * wrk's stdout: the `--latency` distribution and requests.lua's WRK_RESULT line.
+ * @param {string} stdout
+ */
 export function parseWrkOutput(stdout) {
   const line = stdout.split('\n').find((l) => l.startsWith('WRK_RESULT '));
   if (!line) throw new Error(`wrk printed no WRK_RESULT line:\n${stdout}`);
+  /** @type {WrkResult} */
   const raw = JSON.parse(line.slice('WRK_RESULT '.length));
+  /** @type {Record<string, number>} */
   const distribution = {};
   for (const m of stdout.matchAll(/^\s+(\d+)%\s+(\S+)\s*$/gm)) {
     distribution[m[1]] = wrkDuration(m[2]);
@@ -106,6 +133,9 @@ export function parseWrkOutput(stdout) {
  * Runs wrk for `seconds` with `connections` on one thread (one thread drives thousands of
  * requests a second and leaves the second core to the system under test).
  * `onStart(pid)` is called once it runs. Resolves to parseWrkOutput's figures plus the text.
+ * @param {{ wrk: string, url: string, connections: number, seconds: number, config: string,
+ *   tag: string, threads?: number, onStart?: (pid: number | undefined) => void }} options
+ * @returns {Promise<ReturnType<typeof parseWrkOutput> & { text: string }>}
  */
 export function runWrk({ wrk, url, connections, seconds, config, tag, threads = 1, onStart }) {
   const args = [

@@ -1,4 +1,5 @@
 import { secret, url, z } from '@herald/config';
+import { authRoutes, localServiceUrl } from '@herald/internal-api';
 import { DEFAULT_AUDIENCE, DEFAULT_ISSUER } from './token.js';
 import {
   MIN_TOKEN_LENGTH,
@@ -7,16 +8,31 @@ import {
   type ServiceCallers,
 } from './service-callers.js';
 
-/** The variables of every service that verifies access tokens. */
+/**
+ * The variables of every service that verifies access tokens; the auth service reads the issuer
+ * and audience too, to sign with.
+ */
 export const tokenVerifierEnv = {
-  AUTH_JWKS_URL: url('http://127.0.0.1:18081/.well-known/jwks.json'),
-  AUTH_ISSUER: z.string().min(1).default(DEFAULT_ISSUER),
-  AUTH_AUDIENCE: z.string().min(1).default(DEFAULT_AUDIENCE),
+  AUTH_JWKS_URL: url(`${localServiceUrl('auth')}${authRoutes.jwks.path}`).describe(
+    'where the auth service publishes the keys access tokens are signed with (JWKS)',
+  ),
+  AUTH_ISSUER: z
+    .string()
+    .min(1)
+    .default(DEFAULT_ISSUER)
+    .describe("the access tokens' `iss`: the auth service signs it, the others require it"),
+  AUTH_AUDIENCE: z
+    .string()
+    .min(1)
+    .default(DEFAULT_AUDIENCE)
+    .describe("the access tokens' `aud`: the auth service signs it, the others require it"),
 };
 
 /** The operator API's token: only processes that serve operator (`/admin`) routes read it. */
 export const adminTokenEnv = {
-  ADMIN_TOKEN: secret(MIN_TOKEN_LENGTH),
+  ADMIN_TOKEN: secret(MIN_TOKEN_LENGTH).describe(
+    `bearer token of the operator API, at least ${MIN_TOKEN_LENGTH} characters; a service refuses one equal to its service tokens`,
+  ),
 };
 
 /**
@@ -24,7 +40,9 @@ export const adminTokenEnv = {
  * process has its own, never shared with another process nor with ADMIN_TOKEN.
  */
 export const serviceTokenEnv = {
-  SERVICE_TOKEN: secret(MIN_TOKEN_LENGTH),
+  SERVICE_TOKEN: secret(MIN_TOKEN_LENGTH).describe(
+    `the process's own bearer token for the internal routes it may call, at least ${MIN_TOKEN_LENGTH} characters, different for each process`,
+  ),
 };
 
 /**
@@ -44,7 +62,10 @@ export const serviceCallersEnv = {
         ctx.addIssue({ code: 'custom', message: (err as Error).message });
         return z.NEVER;
       }
-    }),
+    })
+    .describe(
+      'who may call its internal routes: `name:token` or `name:sha256:<hex>` entries, comma-separated, a name several times during a rotation; empty: no process may',
+    ),
 };
 
 interface IssueSink {

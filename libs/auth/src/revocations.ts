@@ -1,4 +1,4 @@
-import { createInternalClient } from '@herald/http';
+import { authRoutes, internalClient } from '@herald/internal-api';
 import { TOKEN_TTL_SECONDS } from './token.js';
 
 /**
@@ -12,7 +12,7 @@ interface WarnLogger {
 }
 
 export interface RevocationListOptions {
-  /** The auth service, e.g. http://auth:8080; the list is at /internal/v1/revoked-keys. */
+  /** The auth service, e.g. http://auth:8080, whose internal route `revokedKeys` lists them. */
   authUrl: string;
   serviceToken: string;
   logger: WarnLogger;
@@ -36,7 +36,7 @@ export interface RevocationList {
  */
 export function createRevocationList(options: RevocationListOptions): RevocationList {
   const { authUrl, serviceToken, logger, intervalMs = 1_000 } = options;
-  const auth = createInternalClient({
+  const { revokedKeys } = internalClient(authRoutes, {
     baseUrl: authUrl,
     serviceToken,
     serviceName: 'the auth service',
@@ -51,12 +51,9 @@ export function createRevocationList(options: RevocationListOptions): Revocation
 
   async function refresh(): Promise<void> {
     try {
-      const res = await auth.send({ path: '/internal/v1/revoked-keys' });
+      const res = await revokedKeys.send({});
       if (!res.ok) throw new Error(`revocation list answered ${res.status}`);
-      const answer: unknown = await res.json();
-      const body = (answer ?? {}) as { clientIds?: unknown };
-      if (!Array.isArray(body.clientIds)) throw new Error('revocation list: unexpected body');
-      revoked = new Set(body.clientIds.filter((c): c is string => typeof c === 'string'));
+      revoked = new Set(revokedKeys.parse(await res.json()).clientIds);
       loadedOnce = true;
       if (failingSince !== null) logger.warn({}, 'revocation list: auth answers again');
       failingSince = null;

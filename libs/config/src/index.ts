@@ -99,12 +99,15 @@ export const metricsPort = () => z.coerce.number().int().min(1).max(65535).optio
 
 /** The variables every HTTP service reads. */
 export const httpServerEnv = (defaultPort: number) => ({
-  HOST: z.string().default('127.0.0.1'),
-  PORT: port(defaultPort),
-  METRICS_PORT: metricsPort(),
-  LOG_LEVEL: logLevel,
-  /** How long SIGTERM waits for in-flight requests before closing anyway. */
-  SHUTDOWN_TIMEOUT_MS: int(10_000),
+  HOST: z.string().default('127.0.0.1').describe('listen address (`0.0.0.0` in containers)'),
+  PORT: port(defaultPort).describe('listen port'),
+  METRICS_PORT: metricsPort().describe(
+    "port of the process's Prometheus endpoint, `GET /metrics`, apart from `PORT`; unset, none is opened (the local stack sets each process's own, the chart `metrics.port`) ([docs/metrics.md](docs/metrics.md))",
+  ),
+  LOG_LEVEL: logLevel.describe('pino level: `fatal` … `trace`, `silent`'),
+  SHUTDOWN_TIMEOUT_MS: int(10_000).describe(
+    'how long SIGTERM waits for in-flight requests before closing anyway',
+  ),
 });
 
 export { caFile, readCaFile } from './certificates.js';

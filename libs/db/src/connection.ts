@@ -14,14 +14,16 @@ export type DatabaseSslMode = (typeof DATABASE_SSL_MODES)[number];
  * (plain, as the local stack serves it).
  */
 export const databaseEnv = (defaultUrl: string) => ({
-  DATABASE_URL: url(defaultUrl),
-  /**
-   * disable | require | verify-ca | verify-full (libpq's meaning; require as verify-full). Unset:
-   * the URL's `sslmode`, else disable.
-   */
-  DATABASE_SSL_MODE: z.enum(DATABASE_SSL_MODES).optional(),
-  /** The CA bundle (PEM) the server's certificate must chain to; unset: Node's trusted CAs. */
-  DATABASE_CA_FILE: caFile(),
+  DATABASE_URL: url(defaultUrl).describe("the process's own database"),
+  DATABASE_SSL_MODE: z
+    .enum(DATABASE_SSL_MODES)
+    .optional()
+    .describe(
+      "TLS to PostgreSQL: `disable`, `require` (read as `verify-full`), `verify-ca` or `verify-full`, libpq's meaning; unset: the URL's `sslmode`, else plain",
+    ),
+  DATABASE_CA_FILE: caFile().describe(
+    "the CA bundle (PEM) the server's certificate must chain to; unset: the URL's `sslrootcert`, else Node's trusted CAs",
+  ),
 });
 
 export interface DatabaseConfig {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { defineInternalRoutes } from './route.js';
 
 /**
  * The events service's batch lookup at the contacts service (with the service token): one query
@@ -39,3 +40,17 @@ export type ResolvedIdentity = z.output<typeof resolvedIdentity>;
 export const resolveIdentitiesAnswer = z.object({ items: z.array(resolvedIdentity) });
 
 export type ResolveIdentitiesAnswer = z.output<typeof resolveIdentitiesAnswer>;
+
+/** The contacts service's routes for the other services. */
+export const contactsRoutes = defineInternalRoutes({
+  resolveIdentities: {
+    method: 'post',
+    path: IDENTITY_RESOLUTION_PATH,
+    audience: 'internal',
+    access: { kind: 'service', callers: ['events'] },
+    summary:
+      "Resolve the Contacts and organizations a batch of Events names (the events service's one call per request)",
+    requestBody: resolveIdentitiesRequest,
+    answer: resolveIdentitiesAnswer,
+  },
+});

@@ -16,17 +16,21 @@ export type KafkaSasl = {
  * setup): plain by default, as the local stack serves it.
  */
 export const kafkaEnv = {
-  /** Comma-separated bootstrap brokers `host:port`. */
-  KAFKA_BROKERS: list('127.0.0.1:59092'),
-  /** TLS to the brokers (a SSL or SASL_SSL listener); off when unset. */
-  KAFKA_TLS: flag(),
-  /** The CA bundle (PEM) the brokers' certificates must chain to; unset: Node's trusted CAs. */
-  KAFKA_CA_FILE: caFile(),
-  /** plain | scram-sha-256 | scram-sha-512; unset: no SASL. */
-  KAFKA_SASL_MECHANISM: z.enum(KAFKA_SASL_MECHANISMS).optional(),
-  KAFKA_SASL_USERNAME: z.string().min(1).optional(),
-  /** The SASL user's password, a secret. */
-  KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
+  KAFKA_BROKERS: list('127.0.0.1:59092').describe('comma-separated bootstrap brokers `host:port`'),
+  KAFKA_TLS: flag().describe(
+    'TLS to the brokers, an SSL or SASL_SSL listener (`true` or `false`); off when unset',
+  ),
+  KAFKA_CA_FILE: caFile().describe(
+    "the CA bundle (PEM) the brokers' certificates must chain to; unset: Node's trusted CAs",
+  ),
+  KAFKA_SASL_MECHANISM: z
+    .enum(KAFKA_SASL_MECHANISMS)
+    .optional()
+    .describe(
+      'a SASL mechanism: `plain` (TLS only), `scram-sha-256` or `scram-sha-512` ([details](docs/deployment.md#managed-postgresql-redis-and-kafka-tls-and-sasl)); unset: no SASL',
+    ),
+  KAFKA_SASL_USERNAME: z.string().min(1).optional().describe('the SASL user'),
+  KAFKA_SASL_PASSWORD: z.string().min(1).optional().describe("the SASL user's password, a secret"),
 };
 
 export interface KafkaConfig {

@@ -25,10 +25,18 @@ const burst = (fallback: number) => z.coerce.number().int().min(1).default(fallb
  * these; only the policy's own tests pass smaller ones in code.
  */
 export const rateBudgetsEnv = {
-  RATE_LIMIT_READ_REFILL_PER_SECOND: perSecond(DEFAULT_RATE_BUDGETS.read.refillPerSecond),
-  RATE_LIMIT_READ_BURST: burst(DEFAULT_RATE_BUDGETS.read.burst),
-  RATE_LIMIT_WRITE_REFILL_PER_SECOND: perSecond(DEFAULT_RATE_BUDGETS.write.refillPerSecond),
-  RATE_LIMIT_WRITE_BURST: burst(DEFAULT_RATE_BUDGETS.write.burst),
+  RATE_LIMIT_READ_REFILL_PER_SECOND: perSecond(DEFAULT_RATE_BUDGETS.read.refillPerSecond).describe(
+    'the read (GET) budget per API key: requests per second, sustained',
+  ),
+  RATE_LIMIT_READ_BURST: burst(DEFAULT_RATE_BUDGETS.read.burst).describe(
+    'the read (GET) budget per API key: requests at once, after a pause',
+  ),
+  RATE_LIMIT_WRITE_REFILL_PER_SECOND: perSecond(
+    DEFAULT_RATE_BUDGETS.write.refillPerSecond,
+  ).describe('the write budget per API key: requests per second, sustained'),
+  RATE_LIMIT_WRITE_BURST: burst(DEFAULT_RATE_BUDGETS.write.burst).describe(
+    'the write budget per API key: requests at once, after a pause',
+  ),
 };
 
 type RateBudgetsConfig = {

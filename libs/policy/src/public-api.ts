@@ -5,6 +5,7 @@ import {
   type TokenVerifier,
 } from '@herald/auth';
 import { url } from '@herald/config';
+import { localServiceUrl } from '@herald/internal-api';
 import type { Redis } from '@herald/redis';
 import { createApiPolicy, type ApiPolicy } from './api-policy.js';
 import { rateBudgetsEnv, rateBudgetsFrom } from './budgets.js';
@@ -14,10 +15,12 @@ import { billingSubscriptions } from './subscription-source.js';
 export const publicApiEnv = {
   ...tokenVerifierEnv,
   ...rateBudgetsEnv,
-  /** The auth service: Tenant lookups and the revocation list. */
-  SERVICE_URL_AUTH: url('http://127.0.0.1:18081'),
-  /** The billing service: subscriptions, when the Redis mirror cannot tell. */
-  SERVICE_URL_BILLING: url('http://127.0.0.1:18084'),
+  SERVICE_URL_AUTH: url(localServiceUrl('auth')).describe(
+    'the auth service: whether a Tenant exists, the revocation list (polled every second)',
+  ),
+  SERVICE_URL_BILLING: url(localServiceUrl('billing')).describe(
+    "the billing service, asked for a Tenant's subscription when the Redis mirror cannot tell",
+  ),
 };
 
 type PublicApiConfig = {

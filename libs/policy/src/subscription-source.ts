@@ -1,5 +1,5 @@
-import { createInternalClient } from '@herald/http';
-import { decodeSnapshot, type SubscriptionSnapshot } from './subscription-state.js';
+import { billingRoutes, internalClient } from '@herald/internal-api';
+import type { SubscriptionSnapshot } from './subscription-state.js';
 
 /** Where a service learns a Tenant's subscription when the Redis mirror cannot tell. */
 export interface SubscriptionSource {
@@ -33,7 +33,7 @@ export interface BillingSubscriptionsOptions {
  */
 export function billingSubscriptions(options: BillingSubscriptionsOptions): SubscriptionSource {
   const { billingUrl, serviceToken, cacheMs = 500, timeoutMs = 1_000 } = options;
-  const billing = createInternalClient({
+  const { subscriptionSnapshot } = internalClient(billingRoutes, {
     baseUrl: billingUrl,
     serviceToken,
     serviceName: 'the billing service',
@@ -48,15 +48,9 @@ export function billingSubscriptions(options: BillingSubscriptionsOptions): Subs
   async function ask(tenantId: string): Promise<SubscriptionSnapshot | null> {
     if (performance.now() < restingUntil) return null;
     try {
-      const res = await billing.send({
-        path: `/internal/v1/tenants/${encodeURIComponent(tenantId)}/subscription`,
-      });
+      const res = await subscriptionSnapshot.send({ params: { tenantId } });
       if (!res.ok) throw new Error(`billing answered ${res.status}`);
-      const answer: unknown = await res.json();
-      const body = (answer ?? {}) as Partial<SubscriptionSnapshot>;
-      return decodeSnapshot(
-        `${String(body.state)}:${String(body.version)}:${String(body.consecutiveFailures)}`,
-      );
+      return subscriptionSnapshot.parse(await res.json());
     } catch {
       restingUntil = performance.now() + restMs;
       return null;

@@ -218,17 +218,31 @@ export function taggedKey(prefix: string, tag: string, ...rest: string[]): strin
  * REDIS_CLUSTER_NODES is set, a Cluster (production); TLS and an ACL user for managed ones.
  */
 export const redisEnv = {
-  REDIS_URL: z.url().default('redis://127.0.0.1:56379'),
-  /** Comma-separated seed nodes, e.g. `redis://redis-0:6379,redis://redis-1:6379`. */
-  REDIS_CLUSTER_NODES: urlList(),
-  /** TLS to every node; unset: TLS exactly when the URLs are rediss://. */
-  REDIS_TLS: flag(),
-  /** The CA bundle (PEM) the nodes' certificates must chain to; unset: Node's trusted CAs. */
-  REDIS_CA_FILE: caFile(),
-  /** An ACL user (AUTH username password); unset with a password: the default user. */
-  REDIS_USERNAME: z.string().min(1).optional(),
-  /** Its password, a secret; or put the credentials in the URLs, not both. */
-  REDIS_PASSWORD: z.string().min(1).optional(),
+  REDIS_URL: z
+    .url()
+    .default('redis://127.0.0.1:56379')
+    .describe(
+      'single-node Redis: rate budgets, the exchange guard, the subscription mirror, the dedup fast path; unused when `REDIS_CLUSTER_NODES` is set',
+    ),
+  REDIS_CLUSTER_NODES: urlList().describe(
+    'comma-separated Redis Cluster seed nodes, e.g. `redis://redis-0:6379,redis://redis-1:6379`; when set, used instead of `REDIS_URL`',
+  ),
+  REDIS_TLS: flag().describe(
+    'TLS to every node (`true` or `false`); unset: TLS exactly when the URLs are `rediss://`',
+  ),
+  REDIS_CA_FILE: caFile().describe(
+    "the CA bundle (PEM) the nodes' certificates must chain to; unset: Node's trusted CAs",
+  ),
+  REDIS_USERNAME: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('an ACL user (`AUTH username password`); unset with a password: the default user'),
+  REDIS_PASSWORD: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('its password, a secret; or put the credentials in the URLs, not both'),
 };
 
 export interface RedisConfig {

@@ -1,61 +1,80 @@
 import {
   adminTokenEnv,
-  DEFAULT_AUDIENCE,
-  DEFAULT_ISSUER,
   refuseSharedTokens,
   serviceCallersEnv,
+  tokenVerifierEnv,
 } from '@herald/auth';
 import { httpServerEnv, loadConfig, secret, z } from '@herald/config';
 import { databaseEnv } from '@herald/db';
+import { SERVICE_PORTS } from '@herald/internal-api';
 import { redisEnv } from '@herald/redis';
 import {
   DEFAULT_EXCHANGE_GUARD_LIMITS as DEFAULT_GUARD,
   type ExchangeGuardLimits,
 } from './domain/exchange-guard.js';
 
-export const DEFAULT_PORT = 18081;
-
-/** What the migration command needs too. */
+/** What the migration command reads. */
 const setupEnv = databaseEnv('postgres://herald@127.0.0.1:55432/herald_auth');
 
 /** Every variable the service reads; its manifest lists them from here. */
 export const configSchema = z
   .object({
-    ...httpServerEnv(DEFAULT_PORT),
+    ...httpServerEnv(SERVICE_PORTS.auth),
     ...setupEnv,
-    DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
+    DATABASE_POOL_MAX: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(10)
+      .describe('connections per replica'),
     ...adminTokenEnv,
     /** Who may call the internal routes (Tenant lookups, the revocation list); auth calls none. */
     ...serviceCallersEnv,
-    /**
-     * JSON array of private ES256 JWKs, each with a `kid`. The first signs; all are published
-     * in the JWKS so tokens signed by a previous key verify until they expire (rotation).
-     */
-    AUTH_SIGNING_KEYS: secret(),
-    AUTH_ISSUER: z.string().min(1).default(DEFAULT_ISSUER),
-    AUTH_AUDIENCE: z.string().min(1).default(DEFAULT_AUDIENCE),
-    /** Slow hashes (argon2id, 19 MiB each) running at once per replica; more wait in line. */
-    HASH_CONCURRENCY: z.coerce.number().int().min(1).default(4),
-    /** Exchanges waiting for a hash; beyond this, 503 with Retry-After (load is shed). */
-    HASH_QUEUE: z.coerce.number().int().min(0).default(64),
+    // All keys are published in the JWKS so that tokens signed by a previous key verify until
+    // they expire.
+    AUTH_SIGNING_KEYS: secret().describe(
+      'JSON array of private ES256 JWKs, each with a `kid`; the first signs, all are published ([rotation](docs/auth.md#rotating-the-signing-key))',
+    ),
+    AUTH_ISSUER: tokenVerifierEnv.AUTH_ISSUER,
+    AUTH_AUDIENCE: tokenVerifierEnv.AUTH_AUDIENCE,
+    HASH_CONCURRENCY: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(4)
+      .describe('argon2id hashes (19 MiB each) running at once per replica; more wait in line'),
+    HASH_QUEUE: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(64)
+      .describe('token exchanges waiting for a hash; beyond this, 503 with `Retry-After`'),
     /** The exchange guard's buckets: failed exchanges per ClientID and per client address. */
     ...redisEnv,
-    /** Failed exchanges one ClientID may have at once, then one more per 60/refill seconds. */
-    EXCHANGE_GUARD_CLIENT_BURST: z.coerce.number().int().min(1).default(DEFAULT_GUARD.client.burst),
+    EXCHANGE_GUARD_CLIENT_BURST: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(DEFAULT_GUARD.client.burst)
+      .describe('failed token exchanges one ClientID may have at once before 429'),
     EXCHANGE_GUARD_CLIENT_REFILL_PER_MINUTE: z.coerce
       .number()
       .positive()
-      .default(DEFAULT_GUARD.client.refillPerSecond * 60),
-    /** Failed exchanges one client address (an IPv6 /64) may have at once, then the refill. */
+      .default(DEFAULT_GUARD.client.refillPerSecond * 60)
+      .describe('failed token exchanges a ClientID is allowed again per minute'),
     EXCHANGE_GUARD_ADDRESS_BURST: z.coerce
       .number()
       .int()
       .min(1)
-      .default(DEFAULT_GUARD.address.burst),
+      .default(DEFAULT_GUARD.address.burst)
+      .describe(
+        'failed token exchanges one client address (IPv6: its /64) may have at once before 429',
+      ),
     EXCHANGE_GUARD_ADDRESS_REFILL_PER_MINUTE: z.coerce
       .number()
       .positive()
-      .default(DEFAULT_GUARD.address.refillPerSecond * 60),
+      .default(DEFAULT_GUARD.address.refillPerSecond * 60)
+      .describe('failed token exchanges a client address is allowed again per minute'),
   })
   .superRefine(refuseSharedTokens);
 
@@ -65,8 +84,11 @@ export function loadAuthConfig(env: Record<string, string | undefined> = process
   return loadConfig(configSchema, env);
 }
 
+/** Every variable the migration command (src/migrate.ts) reads. */
+export const migrationConfigSchema = z.object(setupEnv);
+
 export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {
-  return loadConfig(z.object(setupEnv), env);
+  return loadConfig(migrationConfigSchema, env);
 }
 
 export function exchangeGuardLimits(config: AuthConfig): ExchangeGuardLimits {

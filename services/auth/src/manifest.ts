@@ -16,7 +16,8 @@ import {
   tenantResponse,
   tokenResponse,
 } from './schemas.js';
-import { configSchema } from './config.js';
+import { authRoutes, SERVICE_PORTS } from '@herald/internal-api';
+import { configSchema, migrationConfigSchema } from './config.js';
 import { z } from 'zod';
 import { CLIENT_ID } from './domain/credentials.js';
 import {
@@ -68,7 +69,7 @@ export const manifest = defineService({
     {
       name: 'auth',
       entry: 'dist/index.js',
-      port: 18081,
+      port: SERVICE_PORTS.auth,
       metricsPort: 19081,
       database: 'herald_auth',
       migrate: 'dist/migrate.js',
@@ -87,15 +88,8 @@ export const manifest = defineService({
     },
   ],
   routes: {
-    // Every service verifies tokens with these keys; only Herald's services fetch them.
-    jwks: {
-      method: 'get',
-      path: '/.well-known/jwks.json',
-      audience: 'internal',
-      access: { kind: 'none' },
-      summary: 'The public keys access tokens are signed with (JWKS)',
-      methodNotAllowed: false,
-    },
+    // Its routes for the other services are defined with the clients that call them.
+    jwks: authRoutes.jwks,
     // The API's own description, served by the service that is the API's front door.
     openApiDocument: {
       method: 'get',
@@ -208,24 +202,8 @@ export const manifest = defineService({
         },
       },
     },
-    tenantExists: {
-      method: 'get',
-      path: '/internal/v1/tenants/:tenantId',
-      audience: 'internal',
-      // the operator routes of contacts, events and billing check the Tenant first
-      access: { kind: 'service', callers: ['contacts', 'events', 'billing'] },
-      summary: 'Whether a Tenant exists (404 when not)',
-      methodNotAllowed: false,
-    },
-    revokedKeys: {
-      method: 'get',
-      path: '/internal/v1/revoked-keys',
-      audience: 'internal',
-      // the services with public routes, which verify access tokens
-      access: { kind: 'service', callers: ['contacts', 'events'] },
-      summary: 'The ClientIDs of keys revoked while their tokens could still be unexpired',
-      methodNotAllowed: false,
-    },
+    tenantExists: authRoutes.tenantExists,
+    revokedKeys: authRoutes.revokedKeys,
   },
   prefixes: [
     // Browser code exchanges publishable keys here: CORS on every answer.
@@ -236,3 +214,9 @@ export const manifest = defineService({
     { prefix: '/internal', access: 'service' },
   ],
 });
+
+/**
+ * What each of its commands reads, by the process (or `<service> migration`) that runs it:
+ * `npm run generate` writes the README's settings table from these.
+ */
+export const configSchemas = { auth: configSchema, 'auth migration': migrationConfigSchema };

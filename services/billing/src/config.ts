@@ -6,12 +6,11 @@ import {
 } from '@herald/auth';
 import { httpServerEnv, int, loadConfig, url, z } from '@herald/config';
 import { databaseEnv } from '@herald/db';
+import { localServiceUrl, SERVICE_PORTS } from '@herald/internal-api';
 import { kafkaEnv } from '@herald/kafka';
 import { redisEnv } from '@herald/redis';
 
-export const DEFAULT_PORT = 18084;
-
-/** What the migration command needs too. */
+/** What the migration command reads. */
 const setupEnv = {
   ...databaseEnv('postgres://herald@127.0.0.1:55432/herald_billing'),
   ...kafkaEnv,
@@ -20,19 +19,26 @@ const setupEnv = {
 /** Every variable the service reads; its manifest lists them from here. */
 export const configSchema = z
   .object({
-    ...httpServerEnv(DEFAULT_PORT),
+    ...httpServerEnv(SERVICE_PORTS.billing),
     ...setupEnv,
-    DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
+    DATABASE_POOL_MAX: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(10)
+      .describe('connections per replica'),
     /** Where the subscription state is mirrored for every service's write check. */
     ...redisEnv,
     ...adminTokenEnv,
     /** Its own token for the auth service; who may call its internal route. */
     ...serviceTokenEnv,
     ...serviceCallersEnv,
-    /** The auth service, asked whether a Tenant exists (operator routes). */
-    SERVICE_URL_AUTH: url('http://127.0.0.1:18081'),
-    /** Consecutive failed payments that suspend a Tenant (3 by default). */
-    BILLING_SUSPEND_AFTER_FAILURES: int(3, 1),
+    SERVICE_URL_AUTH: url(localServiceUrl('auth')).describe(
+      'the auth service, asked whether a Tenant exists (operator routes)',
+    ),
+    BILLING_SUSPEND_AFTER_FAILURES: int(3, 1).describe(
+      'consecutive failed payments that suspend a Tenant',
+    ),
   })
   .superRefine(refuseSharedTokens);
 
@@ -44,6 +50,9 @@ export function loadBillingConfig(
   return loadConfig(configSchema, env);
 }
 
+/** Every variable the migration command (src/migrate.ts) reads. */
+export const migrationConfigSchema = z.object(setupEnv);
+
 export function loadMigrationConfig(env: Record<string, string | undefined> = process.env) {
-  return loadConfig(z.object(setupEnv), env);
+  return loadConfig(migrationConfigSchema, env);
 }

@@ -10,9 +10,10 @@ import {
   uuidParameter,
   type RouteSpec,
 } from '@herald/http';
+import { billingRoutes, SERVICE_PORTS } from '@herald/internal-api';
 import { TOPICS } from '@herald/messages';
 import { subscriptionStatusResponse } from './schemas.js';
-import { configSchema } from './config.js';
+import { configSchema, migrationConfigSchema } from './config.js';
 import { reactivatedExample, subscriptionExample, suspendedExample } from './examples.js';
 
 const error = (description: string, example?: unknown) => ({
@@ -49,7 +50,7 @@ export const manifest = defineService({
       // outbox relay runs inside it.
       name: 'billing',
       entry: 'dist/index.js',
-      port: 18084,
+      port: SERVICE_PORTS.billing,
       metricsPort: 19084,
       database: 'herald_billing',
       migrate: 'dist/migrate.js',
@@ -94,16 +95,14 @@ export const manifest = defineService({
         'Marks the Tenant as paying again: it is active, its failure count is reset, and its writes are accepted again within seconds.',
       responses: billingResponses('active, no failures', reactivatedExample),
     },
-    // The other services ask here when their Redis copy is missing.
-    subscriptionSnapshot: {
-      method: 'get',
-      path: '/internal/v1/tenants/:tenantId/subscription',
-      audience: 'internal',
-      // the services with public routes, when their Redis copy cannot tell
-      access: { kind: 'service', callers: ['contacts', 'events'] },
-      summary: "A Tenant's subscription with its version, refreshed into the mirror",
-      pathParameters: { tenantId: { description: 'the Tenant id' } },
-    },
+    // Its route for the other services is defined with the clients that call it.
+    subscriptionSnapshot: billingRoutes.subscriptionSnapshot,
   },
   prefixes: [{ prefix: '/internal', access: 'service' }],
 });
+
+/**
+ * What each of its commands reads, by the process (or `<service> migration`) that runs it:
+ * `npm run generate` writes the README's settings table from these.
+ */
+export const configSchemas = { billing: configSchema, 'billing migration': migrationConfigSchema };

@@ -6,10 +6,4 @@ export const subscriptionStatusResponse = z.object({
   consecutiveFailures: z.number().int().min(0),
 });
 
-export const subscriptionSnapshotResponse = subscriptionStatusResponse.extend({
-  /** +1 on every change; 0 for a Tenant that never had a billing event. */
-  version: z.number().int().min(0),
-});
-
 export type SubscriptionStatusResponse = z.infer<typeof subscriptionStatusResponse>;
-export type SubscriptionSnapshotResponse = z.infer<typeof subscriptionSnapshotResponse>;

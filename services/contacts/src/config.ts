@@ -6,11 +6,10 @@ import {
 } from '@herald/auth';
 import { httpServerEnv, loadConfig, urlList, z } from '@herald/config';
 import { databaseEnv } from '@herald/db';
+import { SERVICE_PORTS } from '@herald/internal-api';
 import { kafkaEnv } from '@herald/kafka';
 import { publicApiEnv } from '@herald/policy';
 import { redisEnv } from '@herald/redis';
-
-export const DEFAULT_PORT = 18082;
 
 /** What the migration command needs too. */
 const setupEnv = {
@@ -26,31 +25,40 @@ const DAY_MS = 24 * 60 * MINUTE_MS;
  * again on every run (docs/contacts.md#kafka).
  */
 const topicEnv = {
-  /**
-   * How long after an erasure Kafka may still hold the Contact's snapshots on
-   * herald.contacts.changed: its max.compaction.lag.ms, from which its segment.ms (half) and
-   * delete.retention.ms (as long) follow. 24 h by default; from 1 minute (shorter makes the
-   * log cleaner rewrite the topic constantly) to 30 days (the GDPR's month for an answer).
-   */
+  // At least a minute: shorter makes the log cleaner rewrite the topic constantly; at most the
+  // GDPR's month for an answer.
   KAFKA_CONTACTS_CHANGED_MAX_COMPACTION_LAG_MS: z.coerce
     .number()
     .int()
     .min(MINUTE_MS, 'must be at least 60000 (1 minute)')
     .max(30 * DAY_MS, 'must be at most 2592000000 (30 days)')
-    .default(DAY_MS),
+    .default(DAY_MS)
+    .describe(
+      "how long after an erasure Kafka may still hold the Contact's snapshots on `herald.contacts.changed` (24 h by default, 1 minute to 30 days): the topic's `max.compaction.lag.ms`, half of it its `segment.ms`, as much its `delete.retention.ms` ([docs/contacts.md](docs/contacts.md))",
+    ),
 };
 
 /** Every variable the service reads; its manifest lists them from here. */
 export const configSchema = z
   .object({
-    ...httpServerEnv(DEFAULT_PORT),
+    ...httpServerEnv(SERVICE_PORTS.contacts),
     ...setupEnv,
-    DATABASE_POOL_MAX: z.coerce.number().int().min(1).default(10),
-    /**
-     * The identity lookups' own connections per replica (the events service's resolve calls), on
-     * top of DATABASE_POOL_MAX: their statements are planned once per connection there.
-     */
-    IDENTITY_LOOKUP_POOL_MAX: z.coerce.number().int().min(1).max(100).default(4),
+    DATABASE_POOL_MAX: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(10)
+      .describe('connections per replica'),
+    // Their own pool: the lookups' statements are planned once per connection there.
+    IDENTITY_LOOKUP_POOL_MAX: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(4)
+      .describe(
+        "the events service's identity lookups' own connections per replica, on top of `DATABASE_POOL_MAX` ([docs/contacts.md](docs/contacts.md#identity-resolution-internal))",
+      ),
     ...adminTokenEnv,
     /** Its own token for the services it calls; who may call its internal route. */
     ...serviceTokenEnv,
@@ -58,15 +66,15 @@ export const configSchema = z
     ...publicApiEnv,
     /** Rate budgets and the subscription mirror. */
     ...redisEnv,
-    /**
-     * Services that hold data about Contacts (the events service): the export streams their
-     * lines after the Contact's, and an erasure erases there first. Comma-separated base URLs.
-     * Required: without them an erasure would answer 204 and leave the Contact's Events behind.
-     */
-    CONTACT_DATA_SERVICES: urlList().refine(
-      (urls) => urls.length > 0,
-      'must list the base URLs of the services holding data about Contacts (the events service); without them an erasure would leave their data behind',
-    ),
+    // Required: without them an erasure would answer 204 and leave the Contact's Events behind.
+    CONTACT_DATA_SERVICES: urlList()
+      .refine(
+        (urls) => urls.length > 0,
+        'must list the base URLs of the services holding data about Contacts (the events service); without them an erasure would leave their data behind',
+      )
+      .describe(
+        "comma-separated base URLs of the services holding data about Contacts (events): the export streams their lines after the Contact's, an erasure erases there first",
+      ),
   })
   .superRefine(refuseSharedTokens);
 

@@ -13,10 +13,10 @@ import {
   uuidParameter,
   type RouteSpec,
 } from '@herald/http';
-import { resolveIdentitiesRequest as resolveIdentitiesBody } from '@herald/internal-api';
+import { contactsRoutes, SERVICE_PORTS } from '@herald/internal-api';
 import { TOPICS } from '@herald/messages';
 import { contactResponse, contactWriteBody, externalId, organizationBody } from './schemas.js';
-import { configSchema } from './config.js';
+import { configSchema, migrationConfigSchema } from './config.js';
 import {
   contactByEmailExample,
   contactByEmailInvalidExample,
@@ -136,7 +136,7 @@ export const manifest = defineService({
     {
       name: 'contacts',
       entry: 'dist/index.js',
-      port: 18082,
+      port: SERVICE_PORTS.contacts,
       metricsPort: 19082,
       database: 'herald_contacts',
       migrate: 'dist/migrate.js',
@@ -263,15 +263,17 @@ export const manifest = defineService({
         ),
       },
     },
-    resolveIdentities: {
-      method: 'post',
-      path: '/internal/v1/identities/resolve',
-      audience: 'internal',
-      access: { kind: 'service', callers: ['events'] },
-      summary:
-        "Resolve the Contacts and organizations a batch of Events names (the events service's one call per request)",
-      requestBody: resolveIdentitiesBody,
-    },
+    // Its route for the other services is defined with the client that calls it.
+    resolveIdentities: contactsRoutes.resolveIdentities,
   },
   prefixes: [{ prefix: '/internal', access: 'service' }],
 });
+
+/**
+ * What each of its commands reads, by the process (or `<service> migration`) that runs it:
+ * `npm run generate` writes the README's settings table from these.
+ */
+export const configSchemas = {
+  contacts: configSchema,
+  'contacts migration': migrationConfigSchema,
+};

@@ -14,10 +14,11 @@ import {
   uuidParameter,
   type RouteSpec,
 } from '@herald/http';
+import { contactDataRoutes, SERVICE_PORTS } from '@herald/internal-api';
 import { TOPICS } from '@herald/messages';
-import { EVENT_ROUTES, eventFieldName, type EventRoute } from './domain/event-batch.js';
+import { EVENT_ROUTES, eventFieldName, type EventRoute } from './recording/event-batch.js';
 import { acceptedResponse, eventNamesResponse, MAX_EVENTS_PER_REQUEST } from './schemas.js';
-import { configSchema, relayConfigSchema } from './config.js';
+import { configSchema, migrationConfigSchema, RELAY_PORT, relayConfigSchema } from './config.js';
 import {
   acceptedExamples,
   eventNamesExample,
@@ -96,11 +97,6 @@ function eventRoute<const R extends EventRoute>(route: R, summary: string, names
   } as const satisfies RouteSpec;
 }
 
-const contactPath = {
-  tenantId: { description: 'the Tenant id' },
-  contactId: { description: 'the Contact id' },
-};
-
 /**
  * The secrets the service gets (from the Secret, never from settings): the operator token, its
  * own token for the services it calls, and who may call its internal routes.
@@ -113,7 +109,7 @@ export const manifest = defineService({
     {
       name: 'events',
       entry: 'dist/index.js',
-      port: 18083,
+      port: SERVICE_PORTS.events,
       metricsPort: 19083,
       database: 'herald_events',
       migrate: 'dist/migrate.js',
@@ -138,7 +134,7 @@ export const manifest = defineService({
       // routes, only its probes, and starts once events has migrated.
       name: 'events-relay',
       entry: 'dist/relay/main.js',
-      port: 18085,
+      port: RELAY_PORT,
       metricsPort: 19085,
       database: 'herald_events',
       after: ['events'],
@@ -199,40 +195,10 @@ export const manifest = defineService({
         404: error('no such Tenant', noSuchTenantExample),
       },
     },
-    // The contacts service calls these for a Contact's GDPR export and erasure.
-    exportContactEvents: {
-      method: 'get',
-      path: '/internal/v1/tenants/:tenantId/contacts/:contactId/export',
-      audience: 'internal',
-      access: { kind: 'service', callers: ['contacts'] },
-      summary: "A Contact's Events as JSON Lines",
-      pathParameters: contactPath,
-      responses: {
-        200: {
-          description:
-            'one `{"type":"event","data":{…}}` line per Event about the Contact, streamed',
-          schema: z.string(),
-          contentType: 'application/x-ndjson',
-        },
-        401: error('unauthenticated: missing or wrong service token'),
-        403: error('forbidden: a service token of a caller other than contacts'),
-        404: error('not_found: the Tenant or Contact id is not a uuid'),
-        429: error(
-          'rate_limited: the Tenant already has EXPORT_MAX_CONCURRENT_PER_TENANT exports streaming from this replica; nothing sent; see Retry-After',
-        ),
-        503: error(
-          'service_unavailable: EXPORT_MAX_CONCURRENT exports are streaming from this replica, or the database is unreachable; nothing sent; see Retry-After',
-        ),
-      },
-    },
-    eraseContactEvents: {
-      method: 'post',
-      path: '/internal/v1/tenants/:tenantId/contacts/:contactId/erase',
-      audience: 'internal',
-      access: { kind: 'service', callers: ['contacts'] },
-      summary: "Erase a Contact's Events",
-      pathParameters: contactPath,
-    },
+    // The contacts service calls these for a Contact's GDPR export and erasure; they are
+    // defined with its client.
+    exportContactEvents: contactDataRoutes.exportContactEvents,
+    eraseContactEvents: contactDataRoutes.eraseContactEvents,
   },
   prefixes: [
     // Publishable keys call the Event routes from browsers: CORS on every answer, errors included.
@@ -240,3 +206,13 @@ export const manifest = defineService({
     { prefix: '/internal', access: 'service' },
   ],
 });
+
+/**
+ * What each of its commands reads, by the process (or `<service> migration`) that runs it:
+ * `npm run generate` writes the README's settings table from these.
+ */
+export const configSchemas = {
+  events: configSchema,
+  'events-relay': relayConfigSchema,
+  'events migration': migrationConfigSchema,
+};

@@ -33,6 +33,7 @@ const targets = [
     file: 'docs/api-reference.md',
     render: (manifests) => renderApiReference(JSON.parse(openApiDocument(manifests))),
   },
+  { file: 'README.md', render: (await import('./settings-table.mjs')).settingsTable },
 ];
 
 function openApiDocument(manifests) {

@@ -1,8 +1,11 @@
 import type { Pool } from '@herald/db';
 import { uuidParam, type RouteHandlers } from '@herald/http';
+import type { AnswerOf, authRoutes } from '@herald/internal-api';
 import { recentlyRevokedClientIds } from '../domain/api-keys.js';
 import { assertTenantExists } from '../domain/tenants.js';
 import type { manifest } from '../manifest.js';
+
+type Routes = typeof authRoutes;
 
 /** For Herald's other services (never routed by the public ingress). */
 export function internalHandlers(deps: {
@@ -12,12 +15,15 @@ export function internalHandlers(deps: {
     tenantExists: async (req, res) => {
       const tenantId = uuidParam(req.params.tenantId, 'no such tenant');
       await assertTenantExists(deps, tenantId);
-      res.json({ id: tenantId });
+      const body: AnswerOf<Routes['tenantExists']> = { id: tenantId };
+      res.json(body);
     },
     // Every service polls this each second and refuses tokens of the listed keys.
     revokedKeys: async (_req, res) => {
-      const clientIds = await recentlyRevokedClientIds(deps);
-      res.json({ clientIds });
+      const body: AnswerOf<Routes['revokedKeys']> = {
+        clientIds: await recentlyRevokedClientIds(deps),
+      };
+      res.json(body);
     },
   };
 }

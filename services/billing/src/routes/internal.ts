@@ -1,6 +1,6 @@
 import { uuidParam, type RouteHandlers } from '@herald/http';
+import type { AnswerOf, billingRoutes } from '@herald/internal-api';
 import { refreshedSubscription, type BillingDeps } from '../domain/subscriptions.js';
-import type { SubscriptionSnapshotResponse } from '../schemas.js';
 import type { manifest } from '../manifest.js';
 
 /** Routes for Herald's other services only: never routed by the public ingress. */
@@ -13,7 +13,7 @@ export function internalHandlers(
         deps,
         uuidParam(req.params.tenantId, 'no such tenant'),
       );
-      const body: SubscriptionSnapshotResponse = {
+      const body: AnswerOf<(typeof billingRoutes)['subscriptionSnapshot']> = {
         state: row.state,
         consecutiveFailures: row.consecutiveFailures,
         version: row.version,

@@ -1,16 +1,15 @@
 import { AppError, errors } from '@herald/errors';
-import { createInternalClient } from '@herald/http';
+import { contactDataRoutes, internalClient } from '@herald/internal-api';
 
 /**
  * The other services that hold data about Contacts (the events service), by base URL, and the
- * credential of Herald's internal routes. Each one answers, under
- * `/internal/v1/tenants/{tenantId}/contacts/{contactId}`:
+ * credential of Herald's internal routes. Each one answers the routes of `contactDataRoutes`:
  *
- * - `GET …/export`: 200 with its lines of the export file (JSON Lines, e.g.
+ * - the export: 200 with its lines of the export file (JSON Lines, e.g.
  *   `{"type":"event","data":{…}}`), none when it holds nothing about the Contact; 429 with
  *   Retry-After when the Tenant already has as many exports streaming there as it may (relayed
  *   to the caller as it is), 503 when it is busy or down;
- * - `POST …/erase`: 204 once it holds nothing about the Contact any more (idempotent).
+ * - the erasure: 204 once it holds nothing about the Contact any more (idempotent).
  */
 export interface ContactDataServices {
   baseUrls: readonly string[];
@@ -32,8 +31,11 @@ export interface Participant {
 /** How long a participant may take to answer with its status and headers. */
 const HEADERS_TIMEOUT_MS = 10_000;
 
-const pathOf = (tenantId: string, contactId: string, action: ParticipantAction) =>
-  `/internal/v1/tenants/${encodeURIComponent(tenantId)}/contacts/${encodeURIComponent(contactId)}/${action}`;
+/** The route each action calls. */
+const ROUTES = {
+  export: contactDataRoutes.exportContactEvents,
+  erase: contactDataRoutes.eraseContactEvents,
+} as const;
 
 /**
  * The participants, each called with a timeout that covers the answer's status and headers only:
@@ -41,18 +43,17 @@ const pathOf = (tenantId: string, contactId: string, action: ParticipantAction) 
  */
 export function contactDataServices(services: ContactDataServices): Participant[] {
   return services.baseUrls.map((baseUrl) => {
-    const client = createInternalClient({
+    const client = internalClient(ROUTES, {
       baseUrl,
       serviceToken: services.serviceToken,
       serviceName: baseUrl,
       timeoutMs: HEADERS_TIMEOUT_MS,
     });
     return {
-      url: (tenantId, contactId, action) => client.url(pathOf(tenantId, contactId, action)),
+      url: (tenantId, contactId, action) => client[action].url({ params: { tenantId, contactId } }),
       send: async (tenantId, contactId, action) => {
-        const res = await client.send({
-          method: action === 'export' ? 'GET' : 'POST',
-          path: pathOf(tenantId, contactId, action),
+        const res = await client[action].send({
+          params: { tenantId, contactId },
           timeoutCovers: 'headers',
         });
         if (action === 'export' && res.status === 429) {

@@ -1,8 +1,10 @@
 import type { Pool } from '@herald/db';
 import { parseOrThrow, type RouteHandlers } from '@herald/http';
 import { resolveIdentities } from '../domain/identity-resolution.js';
-import { resolveIdentitiesRequest as resolveIdentitiesBody } from '@herald/internal-api';
+import { contactsRoutes, type AnswerOf } from '@herald/internal-api';
 import type { manifest } from '../manifest.js';
+
+const { resolveIdentities: route } = contactsRoutes;
 
 /** Routes for Herald's other services only: never routed by the public ingress. */
 export function internalHandlers(deps: {
@@ -10,11 +12,13 @@ export function internalHandlers(deps: {
 }): Pick<RouteHandlers<typeof manifest.routes>, 'resolveIdentities'> {
   return {
     resolveIdentities: async (req, res) => {
-      const items = await resolveIdentities(
-        deps.identityPool,
-        parseOrThrow(resolveIdentitiesBody, req.body),
-      );
-      res.json({ items });
+      const body: AnswerOf<typeof route> = {
+        items: await resolveIdentities(
+          deps.identityPool,
+          parseOrThrow(route.requestBody, req.body),
+        ),
+      };
+      res.json(body);
     },
   };
 }

@@ -3,7 +3,7 @@ import {
   MAX_IDENTITY_QUERIES,
   resolveIdentitiesAnswer,
   resolveIdentitiesRequest,
-} from '../src/index.js';
+} from '../../src/index.js';
 
 const TENANT = '6f1f1b8e-4f3a-4c57-9d55-0d3f1f2b8a10';
 

@@ -10,16 +10,16 @@ import { pingDatabase, type Pool } from '@herald/db';
 import { bodyAdmission, createHttpApp, mountRoutes, type Logger } from '@herald/http';
 import type { ApiPolicy } from '@herald/policy';
 import type { Redis } from '@herald/redis';
-import { redisDedupCache } from './clients/redis-dedup-cache.js';
+import { redisDedupCache } from './recording/clients/redis-dedup-cache.js';
 import { MAX_BODY_BYTES_IN_FLIGHT } from './config.js';
-import { DEDUP_WINDOW_SECONDS } from './domain/dedup-key.js';
-import type { ExportLimits } from './domain/export.js';
-import type { IdentityResolver } from './domain/identities.js';
-import { recordingMetrics } from './domain/record-events.js';
-import { createRecorder, type RecorderOptions } from './domain/recording-batcher.js';
-import { adminHandlers } from './routes/admin.js';
-import { eventHandlers } from './routes/events.js';
-import { internalHandlers } from './routes/internal.js';
+import { DEDUP_WINDOW_SECONDS } from './recording/dedup-key.js';
+import type { ExportLimits } from './export-erasure/export.js';
+import type { IdentityResolver } from './recording/identities.js';
+import { recordingMetrics } from './recording/record-events.js';
+import { createRecorder, type RecorderOptions } from './recording/recording-batcher.js';
+import { adminHandlers } from './catalog/routes.js';
+import { eventHandlers } from './recording/routes.js';
+import { internalHandlers } from './export-erasure/routes.js';
 import { manifest } from './manifest.js';
 
 export interface EventsAppDeps {
@@ -48,7 +48,7 @@ export interface EventsAppDeps {
    * `pool` (tests of other things); the service always passes its own (index.ts).
    */
   exportPool?: Pool;
-  /** Exports streaming at once, in all and per Tenant (EXPORT_* settings); defaults in domain/export.ts. */
+  /** Exports streaming at once, in all and per Tenant (EXPORT_* settings); defaults in export-erasure/export.ts. */
   exportLimits?: Partial<ExportLimits>;
 }
 

@@ -1,6 +1,6 @@
 // Requests the local stack accepted and answers it gave, for the OpenAPI document's examples
 // (libs/api-reference checks each against its schema).
-import type { EventRoute } from './domain/event-batch.js';
+import type { EventRoute } from './recording/event-batch.js';
 
 const contactId = '9d0d6fd0-d171-4e8e-9846-7f4b6df96d67';
 

@@ -9,10 +9,10 @@ import { oldestPendingSeconds } from '@herald/outbox';
 import { shutdownTelemetry } from '@herald/telemetry';
 import { createApp } from './app.js';
 import { loadEventsConfig } from './config.js';
-import { contactsIdentityResolver } from './clients/contacts-identity-resolver.js';
-import { coalescedIdentityResolver } from './clients/coalesced-identity-resolver.js';
-import { projectedIdentityResolver } from './clients/projected-identity-resolver.js';
-import { createPublishPace } from './domain/publish-pace.js';
+import { contactsIdentityResolver } from './identity-projection/clients/contacts-identity-resolver.js';
+import { coalescedIdentityResolver } from './identity-projection/coalesced-identity-resolver.js';
+import { projectedIdentityResolver } from './identity-projection/projected-identity-resolver.js';
+import { createPublishPace } from './recording/publish-pace.js';
 
 const config = loadEventsConfig();
 const logger = createLogger({ service: 'events', level: config.LOG_LEVEL });

@@ -5,19 +5,25 @@ import { fileURLToPath } from 'node:url';
 import { parseServiceCallers } from '@herald/auth';
 import { createPool, type Pool, type PoolClient } from '@herald/db';
 import { createHttpApp, createLogger, startServer } from '@herald/http';
-import { createKafka, ensureTopics, type Kafka } from '@herald/kafka';
+import type { Kafka } from '@herald/kafka';
 import { TOPICS, topicSpecs, type EventRecordedMessage } from '@herald/messages';
 import { enqueue } from '@herald/outbox';
 import {
+  ensureTestTopics,
   prepareTestDatabase as prepare,
-  setGroupOffsetsToEnd,
+  TEST_KAFKA_BROKERS,
   TEST_POSTGRES_URL,
+  testDatabaseUrl,
+  testKafka as kafkaClient,
+  watchTopics as watchTestTopics,
+  type TopicMessage,
+  type TopicWatch,
 } from '@herald/testing';
-import type { ContactIdentityMessage } from '../src/relay/contact-identities-consumer.js';
-import { mountInternalRoutes } from '../src/routes/internal.js';
+import type { ContactIdentityMessage } from '../src/identity-projection/contact-identities-consumer.js';
+import { mountInternalRoutes } from '../src/export-erasure/routes.js';
 
 export const SERVER_URL = TEST_POSTGRES_URL;
-export const KAFKA_BROKERS = (process.env.KAFKA_BROKERS ?? '127.0.0.1:59092').split(',');
+export const KAFKA_BROKERS = TEST_KAFKA_BROKERS;
 export const CONTACT_DATA_SERVICE_TOKEN = `test-service-${randomUUID()}`;
 
 const MIGRATIONS = fileURLToPath(new URL('../migrations', import.meta.url));
@@ -44,9 +50,7 @@ export async function prepareTestDatabase(database: string): Promise<void> {
   });
 }
 
-export function databaseUrl(database: string): string {
-  return `${SERVER_URL}/${database}`;
-}
+export const databaseUrl = (database: string): string => testDatabaseUrl(database);
 
 export function testPool(database: string, max = 10): Pool {
   return createPool({
@@ -197,96 +201,18 @@ export function parseLines(body: string): unknown[] {
 }
 
 export function testKafka(clientId = 'events-test'): Kafka {
-  return createKafka({ brokers: KAFKA_BROKERS, clientId });
+  return kafkaClient(clientId);
 }
 
-export async function ensureEventsTopic(): Promise<void> {
-  const kafka = testKafka('events-test-setup');
-  const topics = topicSpecs([TOPICS.eventsRecorded]);
-  try {
-    await ensureTopics(kafka, topics);
-  } catch {
-    // Another test file created it at the same moment: the second look finds it.
-    await ensureTopics(kafka, topics);
-  }
+export function ensureEventsTopic(): Promise<void> {
+  return ensureTestTopics(topicSpecs([TOPICS.eventsRecorded]), 'events-test-setup');
 }
 
-export interface ReceivedMessage {
-  topic: string;
-  partition: number;
-  key: string | null;
-  value: unknown;
-  headers: Record<string, string>;
-}
+export type { TopicMessage as ReceivedMessage, TopicWatch };
 
-export interface TopicWatch {
-  received: ReceivedMessage[];
-  /** Resolves once `count` messages matching `match` were received (already or later). */
-  waitForCount(
-    match: (m: ReceivedMessage) => boolean,
-    count: number,
-    timeoutMs?: number,
-  ): Promise<ReceivedMessage[]>;
-  stop(): Promise<void>;
-}
-
-/**
- * Reads the topics from their current end on: a fresh consumer group whose offsets are set to
- * each partition's end before it starts, so nothing published after this call is missed.
- */
-export async function watchTopics(topics: readonly string[]): Promise<TopicWatch> {
-  const kafka = testKafka('events-test-watch');
-  const groupId = `events-test-${randomUUID()}`;
-  await setGroupOffsetsToEnd(kafka, groupId, topics);
-
-  const received: ReceivedMessage[] = [];
-  const waiters = new Set<() => void>();
-  const consumer = kafka.consumer({ groupId });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [...topics] });
-  await consumer.run({
-    eachMessage: async ({ topic, partition, message }) => {
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(message.headers ?? {})) {
-        if (value !== undefined) headers[name] = value.toString();
-      }
-      received.push({
-        topic,
-        partition,
-        key: message.key === null ? null : message.key.toString('utf8'),
-        value: message.value === null ? null : JSON.parse(message.value.toString('utf8')),
-        headers,
-      });
-      for (const waiter of waiters) waiter();
-    },
-  });
-
-  return {
-    received,
-    waitForCount(match, count, timeoutMs = 30_000) {
-      const matching = () => received.filter(match);
-      if (matching().length >= count) return Promise.resolve(matching());
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(waiter);
-          reject(
-            new Error(
-              `${matching().length} of ${count} messages on ${topics.join(', ')} within ${timeoutMs} ms`,
-            ),
-          );
-        }, timeoutMs);
-        function waiter() {
-          const found = matching();
-          if (found.length < count) return;
-          clearTimeout(timer);
-          waiters.delete(waiter);
-          resolve(found);
-        }
-        waiters.add(waiter);
-      });
-    },
-    stop: () => consumer.disconnect(),
-  };
+/** Reads the topics from their current end on (see watchTopics in @herald/testing). */
+export function watchTopics(topics: readonly string[]): Promise<TopicWatch> {
+  return watchTestTopics(topics, { clientId: 'events-test-watch', groupPrefix: 'events-test' });
 }
 
 /** A contact.updated message as the contacts service writes it, for the identity projection. */

@@ -4,17 +4,19 @@
 // so no other service has to run and the tests' own signing key is the one it trusts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { TOKEN_ALGORITHM } from '@herald/auth';
-import { createPool } from '@herald/db';
 import {
+  freeLoopbackPort,
+  prepareTestDatabase,
+  startStandInServer,
   TEST_AUDIENCE,
   TEST_ISSUER,
   TEST_KAFKA_BROKERS,
-  TEST_POSTGRES_URL,
+  testDatabaseUrl,
+  type StandInServer,
   type TestTokenSigner,
 } from '@herald/testing';
 
@@ -49,13 +51,7 @@ export interface ContactsProcess {
 }
 
 /** A loopback port nothing listens on at the moment. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export const freePort = freeLoopbackPort;
 
 function requireBuilt(entry: string): void {
   if (!existsSync(entry)) {
@@ -95,54 +91,30 @@ function exited(child: ChildProcess): Promise<number | null> {
   });
 }
 
-/** Runs `node dist/migrate.js` to its end; resolves with its exit code and output. */
-async function runMigrate(database: string): Promise<{ code: number | null; output: string }> {
+/** Runs `node dist/migrate.js` to its end; throws with its output unless it succeeds. */
+async function runMigrate(databaseUrl: string): Promise<void> {
   const child = spawn(process.execPath, [MIGRATE_ENTRY], {
     cwd: CONTACTS_DIR,
-    env: childEnv({
-      DATABASE_URL: `${TEST_POSTGRES_URL}/${database}`,
-      KAFKA_BROKERS: TEST_KAFKA_BROKERS.join(','),
-    }),
+    env: childEnv({ DATABASE_URL: databaseUrl, KAFKA_BROKERS: TEST_KAFKA_BROKERS.join(',') }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = captureOutput(child);
   const code = await exited(child);
-  return { code, output: output() };
+  if (code !== 0) throw new Error(`contacts migrate.js exited ${code}:\n${output()}`);
 }
 
 /**
  * Creates the scratch database when missing and migrates it with the service's own migration
- * command. It is disposable: when a migration changed after it was applied here (migrations
- * are still being written), it is dropped and built again. `lockId` serializes test workers.
+ * command (see prepareTestDatabase in @herald/testing). `lockId` serializes test workers.
  */
 export async function prepareContactsDatabase(database: string, lockId: number): Promise<void> {
   requireBuilt(MIGRATE_ENTRY);
-  const admin = createPool({
-    connectionString: `${TEST_POSTGRES_URL}/postgres`,
-    applicationName: 'events-test-contacts-setup',
-    max: 1,
+  await prepareTestDatabase({
+    database,
+    lockId,
+    applicationName: 'events-test-contacts',
+    migrate: runMigrate,
   });
-  const client = await admin.connect();
-  try {
-    await client.query('select pg_advisory_lock($1)', [lockId]);
-    const exists = async () =>
-      (await client.query('select 1 from pg_database where datname = $1', [database])).rowCount ===
-      1;
-    if (!(await exists())) await client.query(`create database "${database}"`);
-    let result = await runMigrate(database);
-    if (result.code !== 0 && /changed after it was applied/.test(result.output)) {
-      await client.query(`drop database "${database}" with (force)`);
-      await client.query(`create database "${database}"`);
-      result = await runMigrate(database);
-    }
-    if (result.code !== 0) {
-      throw new Error(`contacts migrate.js exited ${result.code}:\n${result.output}`);
-    }
-  } finally {
-    await client.query('select pg_advisory_unlock($1)', [lockId]).catch(() => {});
-    client.release();
-    await admin.end();
-  }
 }
 
 /**
@@ -152,10 +124,10 @@ export async function prepareContactsDatabase(database: string, lockId: number):
  * services/billing and end to end). The internal routes want the service token, as the real
  * ones do.
  */
-async function startAuthAndBillingStandIn(
+function startAuthAndBillingStandIn(
   signer: TestTokenSigner,
   serviceToken: string,
-): Promise<{ url: string; close(): Promise<void> }> {
+): Promise<StandInServer> {
   const jwks = {
     keys: [
       {
@@ -186,17 +158,7 @@ async function startAuthAndBillingStandIn(
     if (tenant) return send(res, 200, { id: decodeURIComponent(tenant[1]!).toLowerCase() });
     return send(res, 404, { error: 'not found' });
   };
-  const server = createServer(handle);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return startStandInServer(handle);
 }
 
 /** Resolves once GET /readyz answers 200; rejects when the process ends or time runs out. */
@@ -250,9 +212,9 @@ export async function startContactsProcess(
 
 async function spawnContacts(
   options: ContactsProcessOptions,
-  standIn: { url: string; close(): Promise<void> },
+  standIn: StandInServer,
 ): Promise<ContactsProcess> {
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['--import', '@herald/telemetry/register', SERVICE_ENTRY], {
     cwd: CONTACTS_DIR,
@@ -260,7 +222,7 @@ async function spawnContacts(
       HOST: '127.0.0.1',
       PORT: String(port),
       LOG_LEVEL: options.logLevel ?? 'warn',
-      DATABASE_URL: `${TEST_POSTGRES_URL}/${options.database}`,
+      DATABASE_URL: testDatabaseUrl(options.database),
       KAFKA_BROKERS: TEST_KAFKA_BROKERS.join(','),
       ADMIN_TOKEN: options.adminToken,
       SERVICE_TOKEN: options.serviceToken,

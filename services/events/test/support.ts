@@ -4,8 +4,6 @@
 // process from its build beside it on its own disposable database (see contacts-process.ts):
 // tests create Contacts and organizations through its API, never by writing its tables.
 import { randomUUID } from 'node:crypto';
-import { createServer, type RequestListener } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { parseServiceCallers, SCOPES } from '@herald/auth';
@@ -14,20 +12,27 @@ import { startServer, type Logger, type RunningServer } from '@herald/http';
 import { createApiPolicy, DEFAULT_RATE_BUDGETS, type ApiPolicy } from '@herald/policy';
 import { createRedis, waitForRedis, type Redis } from '@herald/redis';
 import {
+  API_TIMESTAMP,
   createTestRequester,
   createTestSigner,
+  createTestTenants,
   createTestVerifier,
   prepareTestDatabase,
   signTestAccessToken,
+  startStandInServer,
   TEST_AUDIENCE,
   TEST_ISSUER,
-  TEST_POSTGRES_URL,
+  TEST_REDIS_URL,
+  testDatabaseUrl,
+  uniqueEmail,
+  UUID_PATTERN,
   type RequestOptions,
+  type TestTenants,
   type TestTokenSigner,
   type TokenOptions,
 } from '@herald/testing';
 import { createApp, type EventsAppDeps } from '../src/app.js';
-import { contactsIdentityResolver } from '../src/clients/contacts-identity-resolver.js';
+import { contactsIdentityResolver } from '../src/identity-projection/clients/contacts-identity-resolver.js';
 import {
   freePort,
   prepareContactsDatabase,
@@ -41,6 +46,7 @@ export const ISSUER = TEST_ISSUER;
 export const AUDIENCE = TEST_AUDIENCE;
 export const ALL_SCOPES: readonly string[] = SCOPES;
 export type { RequestOptions, TestTokenSigner, TokenOptions };
+export { uniqueEmail };
 
 /**
  * The tests' own databases. Not the stack's `herald_events`: the running relay publishes and
@@ -48,8 +54,7 @@ export type { RequestOptions, TestTokenSigner, TokenOptions };
  */
 const DATABASE = process.env.HERALD_EVENTS_TEST_DATABASE ?? 'herald_events_test';
 const CONTACTS_DATABASE = 'herald_events_test_contacts';
-const SERVER_URL = TEST_POSTGRES_URL;
-export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:56379';
+export const REDIS_URL = TEST_REDIS_URL;
 const MIGRATIONS = fileURLToPath(new URL('../migrations', import.meta.url));
 // Serializes test workers while they create or reset a database: the same constant as
 // contact-data-support.ts, so the two never race on one database.
@@ -92,19 +97,14 @@ export interface TestContactsService {
   close(): Promise<void>;
 }
 
-export interface TestEventsService {
+/** The events service; `tenants`, `tokenFor` and `newTenant` as in createTestTenants. */
+export interface TestEventsService extends Omit<TestTenants, 'tenantExists'> {
   url: string;
   pool: Pool;
   redis: Redis;
   signer: TestTokenSigner;
   contacts: TestContactsService;
-  /** Tenants the operator API's `tenantExists` knows (see `newTenant`). */
-  tenants: Set<string>;
   close(): Promise<void>;
-  /** An access token for the tenant with these scopes (default: every scope). */
-  tokenFor(tenantId: string, scopes?: readonly string[], options?: TokenOptions): string;
-  /** A new tenant id, known to `tenantExists`, and a token with every scope for it. */
-  newTenant(): { tenantId: string; token: string };
   /** A request to the service; `token` becomes the Authorization header. */
   request(method: string, path: string, options?: RequestOptions): Promise<Response>;
   /** POST /v1/events/{route} with the token and the body as JSON. */
@@ -143,11 +143,6 @@ export interface StartOptions {
 }
 
 const silent = () => pino({ level: process.env.EVENTS_TEST_LOG ?? 'silent' });
-
-function tokenSigner(signer: TestTokenSigner) {
-  return (tenantId: string, scopes: readonly string[] = ALL_SCOPES, opts: TokenOptions = {}) =>
-    signTestAccessToken(signer, tenantId, scopes, opts);
-}
 
 /**
  * The events service's guard: production budgets on the local Redis, the test signer's
@@ -207,13 +202,12 @@ async function startContacts(
   if (!lazy) await start();
   // For tests that read its tables; it opens no connection until used.
   const pool = createPool({
-    connectionString: `${SERVER_URL}/${CONTACTS_DATABASE}`,
+    connectionString: testDatabaseUrl(CONTACTS_DATABASE),
     applicationName: 'events-test-contacts',
     max: 10,
   });
   const request: TestContactsService['request'] = async (method, path, options) =>
     createTestRequester((await start()).url)(method, path, options);
-  const tokenFor = tokenSigner(signer);
 
   return {
     get url() {
@@ -222,8 +216,8 @@ async function startContacts(
     },
     pool,
     async createContact(tenantId, fields = {}) {
-      const email = fields.email ?? `person-${randomUUID().slice(0, 8)}@example.com`;
-      const token = tokenFor(tenantId);
+      const email = fields.email ?? uniqueEmail();
+      const token = signTestAccessToken(signer, tenantId);
       const res =
         fields.externalId === undefined
           ? await request('POST', '/v1/contacts', { token, body: { email } })
@@ -277,7 +271,7 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
     throw prepared.reason;
   }
   const pool = createPool({
-    connectionString: `${SERVER_URL}/${database}`,
+    connectionString: testDatabaseUrl(database),
     applicationName: 'events-service-test',
     max: options.poolMax ?? 10,
     ...(options.statementTimeoutMs === undefined
@@ -286,7 +280,7 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
   });
   const redis = createRedis({ url: options.redisUrl ?? REDIS_URL });
   const logger = silent();
-  const tenants = new Set<string>();
+  const { tenants, tenantExists, tokenFor, newTenant } = createTestTenants(signer);
   const app = createApp({
     pool,
     logger,
@@ -297,7 +291,7 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
       serviceToken: SERVICE_TOKEN,
       ...(options.contactsTimeoutMs === undefined ? {} : { timeoutMs: options.contactsTimeoutMs }),
     }),
-    tenantExists: options.tenantExists ?? (async (tenantId) => tenants.has(tenantId.toLowerCase())),
+    tenantExists: options.tenantExists ?? tenantExists,
     adminToken: ADMIN_TOKEN,
     // the token the contacts process calls the internal routes with
     serviceCallers: parseServiceCallers(`contacts:${SERVICE_TOKEN}`),
@@ -316,7 +310,6 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
     throw err;
   }
   const request = createTestRequester(running.url);
-  const tokenFor = tokenSigner(signer);
 
   return {
     url: running.url,
@@ -332,11 +325,7 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
       await contacts.close();
     },
     tokenFor,
-    newTenant: () => {
-      const tenantId = randomUUID();
-      tenants.add(tenantId);
-      return { tenantId, token: tokenFor(tenantId) };
-    },
+    newTenant,
     request,
     record: (route, token, body) => request('POST', `/v1/events/${route}`, { token, body }),
     adminGet: (path, token = ADMIN_TOKEN) => request('GET', `/admin/v1${path}`, { token }),
@@ -397,25 +386,8 @@ export async function storedState(pool: Pool, tenantId: string) {
 }
 
 /** RFC 3339 in UTC with milliseconds, as every time in the API. */
-export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** A unique email per call, so tests never collide. */
-export const uniqueEmail = (label = 'person') => `${label}-${randomUUID().slice(0, 8)}@example.com`;
+export const TIMESTAMP = API_TIMESTAMP;
+export const UUID = UUID_PATTERN;
 
 /** A local HTTP server standing in for another service (the seam, never the real thing). */
-export async function startFakeService(
-  handler: RequestListener,
-): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+export const startFakeService = startStandInServer;

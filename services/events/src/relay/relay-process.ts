@@ -4,11 +4,11 @@ import { createKafka, createProducer, kafkaConnection, type Producer } from '@he
 import { TOPICS } from '@herald/messages';
 import { createOutboxRelay, type OutboxRelay } from '@herald/outbox';
 import type { RelayConfig } from '../config.js';
-import { pruneDedupClaims } from '../data/dedup-pruning.js';
+import { pruneDedupClaims } from '../recording/data/dedup-pruning.js';
 import {
   startContactIdentitiesConsumer,
   type ContactIdentitiesConsumer,
-} from './contact-identities-consumer.js';
+} from '../identity-projection/contact-identities-consumer.js';
 
 /** The name every replica's relay uses: it derives the advisory lock that lets one publish. */
 export const OUTBOX_NAME = 'events';

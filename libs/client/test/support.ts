@@ -2,20 +2,14 @@
 // Tenants, keys and organizations are made with the operator API (admin token), as the e2e
 // tests do (tests/e2e/test/support.ts); what was recorded is counted in the events service's
 // own database (`herald_events`), read only.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createPool, type Pool } from '@herald/db';
+import { stackAdminToken, testDatabaseUrl } from '@herald/testing';
 
 /** The ingress, exactly as a customer reaches it. */
 export const INGRESS = (process.env.HERALD_INGRESS_URL ?? 'http://127.0.0.1:8080').replace(
   /\/+$/,
   '',
 );
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const dataDir = path.resolve(repoRoot, process.env.HERALD_DATA_DIR || '.herald');
-const POSTGRES_URL = process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432';
 
 export const ALL_SCOPES = [
   'events:write',
@@ -24,10 +18,6 @@ export const ALL_SCOPES = [
   'contacts:export',
   'contacts:erase',
 ];
-
-export function adminToken(): string {
-  return process.env.ADMIN_TOKEN || readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
-}
 
 /**
  * An operator API call. The stack is shared and its services are restarted now and then (a
@@ -40,7 +30,7 @@ export async function admin(method: string, route: string, body?: unknown): Prom
       const res = await fetch(`${INGRESS}/admin/v1${route}`, {
         method,
         headers: {
-          authorization: `Bearer ${adminToken()}`,
+          authorization: `Bearer ${stackAdminToken()}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -93,7 +83,7 @@ export async function newOrganization(tenantId: string, externalId: string): Pro
 /** Read-only access to the events service's database of the running stack. */
 export function eventsDatabase(): Pool {
   return createPool({
-    connectionString: `${POSTGRES_URL}/herald_events`,
+    connectionString: testDatabaseUrl('herald_events'),
     applicationName: 'herald-client-test',
     max: 2,
   });

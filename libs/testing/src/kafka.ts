@@ -1,6 +1,12 @@
-// A test consumer on the stack's Kafka, as a downstream consumer (Journeys) reads it.
+// Test consumers on the stack's Kafka, as a downstream consumer (Journeys) reads it.
 import { randomUUID } from 'node:crypto';
-import { createKafka, type Consumer, type Kafka } from '@herald/kafka';
+import {
+  createKafka,
+  ensureTopics,
+  type Consumer,
+  type ITopicConfig,
+  type Kafka,
+} from '@herald/kafka';
 
 export const TEST_KAFKA_BROKERS = (process.env.KAFKA_BROKERS ?? '127.0.0.1:59092')
   .split(',')
@@ -32,8 +38,28 @@ export interface TenantWatch {
   stop(): Promise<void>;
 }
 
-const kafkaFor = (options: WatchOptions) =>
-  createKafka({ brokers: TEST_KAFKA_BROKERS, clientId: options.clientId ?? 'herald-test-watch' });
+/** A client of the local stack's Kafka. */
+export function testKafka(clientId: string): Kafka {
+  return createKafka({ brokers: TEST_KAFKA_BROKERS, clientId });
+}
+
+const kafkaFor = (options: WatchOptions) => testKafka(options.clientId ?? 'herald-test-watch');
+
+/**
+ * Creates the topics that are missing, as a service's setup step does. Test files running at the
+ * same time may race to create one: the loser's second look finds it.
+ */
+export async function ensureTestTopics(
+  topics: readonly ITopicConfig[],
+  clientId = 'herald-test-setup',
+): Promise<void> {
+  const kafka = testKafka(clientId);
+  try {
+    await ensureTopics(kafka, topics);
+  } catch {
+    await ensureTopics(kafka, topics);
+  }
+}
 
 /**
  * Commits the group's offsets at the topics' current end, on every partition: a consumer of the
@@ -181,4 +207,96 @@ export async function consumeUntil(
   } finally {
     await consumer.disconnect();
   }
+}
+
+/** A message read back from a topic. */
+export interface TopicMessage {
+  topic: string;
+  partition: number;
+  key: string | null;
+  /** The parsed JSON value; null for a tombstone. */
+  value: unknown;
+  /** The value as sent; null for a tombstone. */
+  raw: string | null;
+  /** The record's headers as text (e.g. `traceparent`); the first value of a repeated one. */
+  headers: Record<string, string>;
+}
+
+export interface TopicWatch {
+  /** Every message received so far, in arrival order. */
+  received: TopicMessage[];
+  /** Resolves with the first message (already received or still to come) that matches. */
+  waitFor(match: (m: TopicMessage) => boolean, timeoutMs?: number): Promise<TopicMessage>;
+  /** Resolves with the matching messages once at least `count` were received. */
+  waitForCount(
+    match: (m: TopicMessage) => boolean,
+    count: number,
+    timeoutMs?: number,
+  ): Promise<TopicMessage[]>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Reads the topics from their current end on, every message of every Tenant: a fresh consumer
+ * group whose offsets are set to each partition's end before it starts, so nothing published
+ * after this call is missed (however long the group takes to join) and nothing older is read.
+ */
+export async function watchTopics(
+  topics: readonly string[],
+  options: WatchOptions = {},
+): Promise<TopicWatch> {
+  const kafka = kafkaFor(options);
+  const groupId = `${options.groupPrefix ?? 'herald-test'}-${randomUUID()}`;
+  await setGroupOffsetsToEnd(kafka, groupId, topics);
+
+  const received: TopicMessage[] = [];
+  const waiters = new Set<() => void>();
+  const consumer = kafka.consumer({ groupId });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [...topics] });
+  await consumer.run({
+    eachMessage: ({ topic, partition, message }) => {
+      const raw = message.value === null ? null : message.value.toString('utf8');
+      received.push({
+        topic,
+        partition,
+        key: message.key === null ? null : message.key.toString('utf8'),
+        value: raw === null ? null : (JSON.parse(raw) as unknown),
+        raw,
+        headers: headerText(message.headers),
+      });
+      for (const waiter of waiters) waiter();
+      return Promise.resolve();
+    },
+  });
+
+  const waitForCount: TopicWatch['waitForCount'] = (match, count, timeoutMs = 30_000) => {
+    const matching = () => received.filter(match);
+    if (matching().length >= count) return Promise.resolve(matching());
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiters.delete(waiter);
+        reject(
+          new Error(
+            `${matching().length} of ${count} matching messages on ${topics.join(', ')} within ${timeoutMs} ms`,
+          ),
+        );
+      }, timeoutMs);
+      function waiter() {
+        const found = matching();
+        if (found.length < count) return;
+        clearTimeout(timer);
+        waiters.delete(waiter);
+        resolve(found);
+      }
+      waiters.add(waiter);
+    });
+  };
+
+  return {
+    received,
+    waitFor: async (match, timeoutMs = 20_000) => (await waitForCount(match, 1, timeoutMs))[0]!,
+    waitForCount,
+    stop: () => consumer.disconnect(),
+  };
 }

@@ -65,6 +65,34 @@ export function signTestAccessToken(
   });
 }
 
+/** Tenants a service under test knows, and access tokens the test signer signs for them. */
+export interface TestTenants {
+  /** The known Tenant ids, in lower case; a test may add its own. */
+  tenants: Set<string>;
+  /** Whether the Tenant is known (its id compared in lower case): a service's `tenantExists`. */
+  tenantExists: (tenantId: string) => Promise<boolean>;
+  /** An access token for the Tenant with these scopes (default: every scope). */
+  tokenFor: (tenantId: string, scopes?: readonly string[], options?: TokenOptions) => string;
+  /** A new Tenant id, known to `tenantExists`, and a token with every scope for it. */
+  newTenant: () => { tenantId: string; token: string };
+}
+
+export function createTestTenants(signer: TestTokenSigner): TestTenants {
+  const tenants = new Set<string>();
+  const tokenFor: TestTenants['tokenFor'] = (tenantId, scopes = SCOPES, options = {}) =>
+    signTestAccessToken(signer, tenantId, scopes, options);
+  return {
+    tenants,
+    tenantExists: (tenantId) => Promise.resolve(tenants.has(tenantId.toLowerCase())),
+    tokenFor,
+    newTenant: () => {
+      const tenantId = randomUUID();
+      tenants.add(tenantId);
+      return { tenantId, token: tokenFor(tenantId) };
+    },
+  };
+}
+
 /** A verifier that accepts the signer's tokens (its public key as the local key set). */
 export function createTestVerifier(signer: TestTokenSigner): TokenVerifier {
   return createTokenVerifier({
@@ -98,4 +126,9 @@ export function createTestRequester(baseUrl: string) {
     }
     return fetch(`${baseUrl}${path}`, { method, headers: { ...headers, ...opts.headers }, body });
   };
+}
+
+/** The Authorization header of an API key's token exchange (HTTP Basic). */
+export function basicAuthorization(clientId: string, secret: string): string {
+  return `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
 }

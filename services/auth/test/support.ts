@@ -5,6 +5,13 @@ import { parseServiceCallers } from '@herald/auth';
 import { createPool, runMigrations, type Pool } from '@herald/db';
 import { startServer, type RunningServer } from '@herald/http';
 import { createRedis } from '@herald/redis';
+import {
+  createTestRequester,
+  TEST_AUDIENCE,
+  TEST_ISSUER,
+  TEST_REDIS_URL,
+  testDatabaseUrl,
+} from '@herald/testing';
 import { createApp } from '../src/app.js';
 import {
   createExchangeGuard,
@@ -16,8 +23,9 @@ import { createTokenSigner, type TokenSigner } from '../src/domain/signing-keys.
 
 export const ADMIN_TOKEN = `test-admin-${randomUUID()}`;
 export const SERVICE_TOKEN = `test-service-${randomUUID()}`;
-export const ISSUER = 'herald-auth';
-export const AUDIENCE = 'herald-api';
+export const ISSUER = TEST_ISSUER;
+export const AUDIENCE = TEST_AUDIENCE;
+export { basicAuthorization as basic } from '@herald/testing';
 
 /** A private ES256 JWK as the local stack generates them. */
 export function newSigningJwk(kid = randomUUID().slice(0, 8)) {
@@ -63,7 +71,7 @@ export interface StartOptions {
 export async function startAuthService(options: StartOptions = {}): Promise<TestAuthService> {
   const signingKeys = options.signingKeys ?? [newSigningJwk()];
   const pool = createPool({
-    connectionString: `${process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432'}/herald_auth`,
+    connectionString: testDatabaseUrl('herald_auth'),
     applicationName: 'auth-service-test',
   });
   await runMigrations(pool, fileURLToPath(new URL('../migrations', import.meta.url)));
@@ -74,9 +82,7 @@ export async function startAuthService(options: StartOptions = {}): Promise<Test
   });
   const hasher = countingHasher();
   const logger = pino({ level: 'silent' });
-  const redis = createRedis({
-    url: options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:56379',
-  });
+  const redis = createRedis({ url: options.redisUrl ?? TEST_REDIS_URL });
   const app = await createApp({
     pool,
     logger,
@@ -93,6 +99,7 @@ export async function startAuthService(options: StartOptions = {}): Promise<Test
     }),
   });
   const running: RunningServer = await startServer(app, { host: '127.0.0.1', port: 0, logger });
+  const request = createTestRequester(running.url);
   return {
     url: running.url,
     pool,
@@ -103,18 +110,6 @@ export async function startAuthService(options: StartOptions = {}): Promise<Test
       await pool.end();
       await redis.close();
     },
-    admin: (path, body) =>
-      fetch(`${running.url}/admin/v1${path}`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${ADMIN_TOKEN}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }),
+    admin: (path, body) => request('POST', `/admin/v1${path}`, { token: ADMIN_TOKEN, body }),
   };
-}
-
-export function basic(clientId: string, secret: string): string {
-  return `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
 }

@@ -4,7 +4,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,8 +14,11 @@ import { decodeSnapshot, subscriptionKey, type SubscriptionSnapshot } from '@her
 import { createRedis, waitForRedis, type Redis, type RedisClient } from '@herald/redis';
 import {
   createTestRequester,
+  freeLoopbackPort,
+  pollUntil,
   prepareTestDatabase,
-  TEST_POSTGRES_URL,
+  TEST_REDIS_URL,
+  testDatabaseUrl,
   type RequestOptions,
 } from '@herald/testing';
 import { createApp } from '../src/app.js';
@@ -24,7 +26,6 @@ import { createSubscriptionMirror, type SubscriptionMirror } from '../src/domain
 
 export const ADMIN_TOKEN = `test-admin-${randomUUID()}`;
 export const SERVICE_TOKEN = `test-service-${randomUUID()}`;
-export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:56379';
 
 /**
  * The tests' own database, not the stack's `herald_billing`: the running billing service's
@@ -85,7 +86,7 @@ export async function prepareBillingDatabase(database = DATABASE): Promise<strin
     lockId: SETUP_LOCK_ID,
     applicationName: 'billing-test',
   });
-  return `${TEST_POSTGRES_URL}/${database}`;
+  return testDatabaseUrl(database);
 }
 
 export async function startBillingService(options: StartOptions = {}): Promise<TestBillingService> {
@@ -96,7 +97,7 @@ export async function startBillingService(options: StartOptions = {}): Promise<T
     max: options.poolMax ?? 10,
     connectionTimeoutMillis: 2_000,
   });
-  const redis = createRedis({ url: options.redisUrl ?? REDIS_URL });
+  const redis = createRedis({ url: options.redisUrl ?? TEST_REDIS_URL });
   if (options.redisUrl === undefined) await waitForRedis(redis);
   const logger = silentLogger();
   const mirror = createSubscriptionMirror({
@@ -181,26 +182,8 @@ export async function mirrored(
 }
 
 /** Polls `check` until it returns true or `timeoutMs` passes; resolves with the elapsed ms. */
-export async function eventually(
-  check: () => Promise<boolean>,
-  timeoutMs = 10_000,
-  what = 'condition',
-): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check().catch(() => false)) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+export const eventually = (check: () => Promise<boolean>, timeoutMs = 10_000, what = 'condition') =>
+  pollUntil(check, { timeoutMs, what });
 
 /**
  * A redis-server of the test's own on a free loopback port, which the test may stop (SIGKILL,
@@ -219,7 +202,7 @@ export interface OwnRedis {
 }
 
 export async function ownRedis(): Promise<OwnRedis> {
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const dir = mkdtempSync(path.join(tmpdir(), 'billing-test-redis-'));
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess | undefined;

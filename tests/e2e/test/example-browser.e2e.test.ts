@@ -43,10 +43,14 @@ function startServer(): Promise<string> {
 }
 
 beforeAll(async () => {
-  const found = execFileSync('node', [path.join(repoRoot, 'tools', 'stack', 'src', 'browser.mjs')], {
-    encoding: 'utf8',
-    timeout: 600_000,
-  });
+  const found = execFileSync(
+    'node',
+    [path.join(repoRoot, 'tools', 'stack', 'src', 'browser.mjs')],
+    {
+      encoding: 'utf8',
+      timeout: 600_000,
+    },
+  );
   const executablePath = found.trim().split('\n').at(-1)!;
   browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
   pageOrigin = await startServer();

@@ -2,9 +2,10 @@
 // flush or a restart would, and watch the system rebuild it.
 import { createRedis as connect, waitForRedis, type Redis } from '@herald/redis';
 import { subscriptionKey } from '@herald/policy';
+import { TEST_REDIS_URL } from '@herald/testing';
 
 export async function createRedis(): Promise<Redis> {
-  const redis = connect({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:56379' });
+  const redis = connect({ url: TEST_REDIS_URL });
   await waitForRedis(redis);
   return redis;
 }

@@ -24,10 +24,14 @@ const outputDir = path.join(repoRoot, '.herald', 'test-output');
 let browser: Browser;
 
 beforeAll(async () => {
-  const found = execFileSync('node', [path.join(repoRoot, 'tools', 'stack', 'src', 'browser.mjs')], {
-    encoding: 'utf8',
-    timeout: 600_000,
-  });
+  const found = execFileSync(
+    'node',
+    [path.join(repoRoot, 'tools', 'stack', 'src', 'browser.mjs')],
+    {
+      encoding: 'utf8',
+      timeout: 600_000,
+    },
+  );
   const executablePath = found.trim().split('\n').at(-1)!;
   browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
 }, 660_000);

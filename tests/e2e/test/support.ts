@@ -3,7 +3,7 @@ import { randomInt } from 'node:crypto';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { expect } from '@jest/globals';
-import { checkAnswer } from '@herald/testing';
+import { basicAuthorization, checkAnswer, STACK_DATA_DIR, stackAdminToken } from '@herald/testing';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,16 +12,14 @@ export const INGRESS = process.env.HERALD_INGRESS_URL ?? 'http://localhost:8080'
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 /** The stack's data folder (HERALD_DATA_DIR, as tools/stack/src/config.mjs reads it). */
-export const dataDir = path.resolve(repoRoot, process.env.HERALD_DATA_DIR || '.herald');
+export const dataDir = STACK_DATA_DIR;
 
 /** The stack's Prometheus (npm test sets the URL; by hand, HERALD_PROMETHEUS_PORT moves it). */
 export const PROMETHEUS =
   process.env.HERALD_PROMETHEUS_URL ??
   `http://127.0.0.1:${process.env.HERALD_PROMETHEUS_PORT || 19090}`;
 
-export function adminToken(): string {
-  return process.env.ADMIN_TOKEN || readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
-}
+export const adminToken = stackAdminToken;
 
 /** The local stack's own settings, for tests that play a second service. */
 export function stackSigningKeysKid(): string {
@@ -62,8 +60,7 @@ export async function newKey(
   return res.json();
 }
 
-export const basic = (clientId: string, secret: string) =>
-  `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
+export const basic = basicAuthorization;
 
 export function exchange(authorization?: string, init: RequestInit = {}) {
   return fetch(`${INGRESS}/v1/token`, {

@@ -81,7 +81,7 @@ export interface ContactLookup {
 }
 
 // Named statements, planned once per connection: a nested loop looking each pair up through its
-// unique index (test/batching.test.ts checks the plan).
+// unique index (test/component/batching.test.ts checks the plan).
 const FIND_MANY = {
   id: {
     name: 'contacts.find_by_ids.1',

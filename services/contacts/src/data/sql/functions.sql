@@ -1,6 +1,6 @@
 -- Every SQL function the contacts service calls, as a migrated database defines it now: the one
 -- place to read them. Migrations add and never edit, so this file is what 003 and 004 add up to,
--- and test/sql-functions.test.ts fails when the two differ. A change to a function is a new
+-- and test/component/sql-functions.test.ts fails when the two differ. A change to a function is a new
 -- migration (create or replace, or a new overload while replicas of the previous release still
 -- call the old one) and the same change here. data/contacts-repository.ts calls the array form,
 -- which runs the one-upsert form for each upsert.

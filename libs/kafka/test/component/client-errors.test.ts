@@ -1,0 +1,56 @@
+// kafka.client.errors: every error kafkajs logs is counted by the part that logged it. A client
+// whose only broker is a closed port, and an in-memory reader registered before it is made.
+import { describe, expect, it } from '@jest/globals';
+import net from 'node:net';
+import { metrics } from '@opentelemetry/api';
+import { MeterProvider, MetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
+import { createKafka } from '../../src/index.js';
+
+class TestReader extends MetricReader {
+  protected override onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  protected override onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+const reader = new TestReader();
+metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('kafka.client.errors', () => {
+  it('when no broker answers, then the errors kafkajs logs are counted by namespace, and still reach the logger', async () => {
+    const logged: string[] = [];
+    const kafka = createKafka({
+      brokers: [`127.0.0.1:${await closedPort()}`],
+      clientId: 'client-errors-test',
+      logger: {
+        error: (_obj, msg) => logged.push(msg ?? ''),
+        warn: () => {},
+        info: () => {},
+        debug: () => {},
+      },
+    });
+    const admin = kafka.admin({ retry: { retries: 0 } });
+    await expect(admin.connect()).rejects.toThrow();
+
+    const { resourceMetrics } = await reader.collect();
+    const points = resourceMetrics.scopeMetrics
+      .flatMap((s) => s.metrics)
+      .filter((m) => m.descriptor.name === 'kafka.client.errors')
+      .flatMap((m) => m.dataPoints as Array<DataPoint<number>>);
+    expect(points.reduce((sum, p) => sum + p.value, 0)).toBeGreaterThan(0);
+    expect(points.reduce((sum, p) => sum + p.value, 0)).toBe(logged.length);
+    for (const point of points) {
+      expect(Object.keys(point.attributes)).toEqual(['namespace']);
+      expect(point.attributes.namespace).toMatch(/^[A-Za-z]+$/);
+    }
+  });
+});

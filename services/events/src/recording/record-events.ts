@@ -48,9 +48,17 @@ export interface DedupCache {
 }
 
 export interface RecordingDeps {
-  /** Writes each request's transaction, batched with those of concurrent requests. */
+  /**
+   * Writes each request's transaction, batched with those of concurrent requests:
+   * `createRecorder` of `recording-batcher.ts` (wired in `app.ts`).
+   */
   recorder: Recorder;
+  /**
+   * The projection of Contacts' identities first, the contacts service for what it lacks:
+   * `identity-projection/projected-identity-resolver.ts` (wired in `index.ts`).
+   */
   resolveIdentities: IdentityResolver;
+  /** The dedup fast path: `clients/redis-dedup-cache.ts` (wired in `app.ts`). */
   dedupCache: DedupCache;
   metrics: RecordingMetrics;
 }

@@ -6,7 +6,12 @@ export {
   type DatabaseConnection,
   type DatabaseSslMode,
 } from './connection.js';
-export { migrateDatabase, MigrationError, runMigrations } from './migrations.js';
+export {
+  migrateDatabase,
+  MigrationError,
+  runMigrations,
+  type MigrationOptions,
+} from './migrations.js';
 export {
   createPool,
   isUniqueViolation,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DatabaseConnection } from './connection.js';
-import { createPool, type Pool } from './pool.js';
+import { createPool, type Pool, type PoolClient } from './pool.js';
 
 // One arbitrary constant: replicas starting together take turns instead of racing.
 const MIGRATION_LOCK_ID = 7_210_331;
@@ -13,18 +13,58 @@ export class MigrationError extends Error {
 
 interface Logger {
   info(obj: object, msg?: string): void;
+  warn?(obj: object, msg?: string): void;
 }
 
+/** How the runner waits for the locks a migration needs on a live database. */
+export interface MigrationOptions {
+  /**
+   * How long one statement of a migration may wait for a lock (PostgreSQL's `lock_timeout`).
+   * A migration queued behind a long query would otherwise hold every later query of the table
+   * in the queue behind it; given up, it is rolled back and tried again a little later.
+   */
+  lockTimeoutMs?: number;
+  /** Tries of a migration that keeps meeting lock timeouts before the runner fails. */
+  lockAttempts?: number;
+  /** The pause before the second try; each further pause doubles, up to 10 s. */
+  retryDelayMs?: number;
+}
+
+const DEFAULTS: Required<MigrationOptions> = {
+  lockTimeoutMs: 2_000,
+  lockAttempts: 10,
+  retryDelayMs: 500,
+};
+
 /**
- * Applies the `NNN_name.sql` files of `directory` in name order, each in its own transaction,
- * recording them in `schema_migrations`. Safe to run from several replicas at once. A file
- * that changed after it was applied is an error: migrations are append-only.
+ * A file whose leading comment says `-- migrate: no-transaction` runs outside a transaction, for
+ * the statements PostgreSQL refuses inside one (`create index concurrently`). It holds one
+ * statement, has no lock_timeout (a concurrent build waits for older transactions; timed out it
+ * would leave an invalid index), and must be safe to run again (`if not exists`): the runner
+ * records it after it succeeded, so a crash between the two runs it a second time.
+ */
+const NO_TRANSACTION = /^(?:--[^\n]*\n|\s*\n)*--\s*migrate:\s*no-transaction\b/;
+
+/** PostgreSQL's lock_not_available: a lock_timeout expired. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+const isLockTimeout = (err: unknown) =>
+  (err as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE;
+
+/**
+ * Applies the `NNN_name.sql` files of `directory` in name order, each in its own transaction
+ * (unless it says `-- migrate: no-transaction`), recording them in `schema_migrations`. Safe to
+ * run from several replicas at once, and on a database in use: a statement waits at most
+ * `lockTimeoutMs` for a lock, then its migration is rolled back and tried again. A file that
+ * changed after it was applied is an error: migrations are append-only.
  */
 export async function runMigrations(
   pool: Pool,
   directory: string,
   logger?: Logger,
+  options: MigrationOptions = {},
 ): Promise<string[]> {
+  const settings = { ...DEFAULTS, ...options };
   const files = (await readdir(directory)).filter((f) => f.endsWith('.sql')).sort();
   const client = await pool.connect();
   const applied: string[] = [];
@@ -55,15 +95,8 @@ export async function runMigrations(
         continue;
       }
       try {
-        await client.query('begin');
-        await client.query(sql);
-        await client.query('insert into schema_migrations (name, checksum) values ($1, $2)', [
-          file,
-          checksum,
-        ]);
-        await client.query('commit');
+        await applyWithRetries(client, { file, sql, checksum }, settings, logger);
       } catch (err) {
-        await client.query('rollback');
         throw new MigrationError(`migration ${file} failed: ${(err as Error).message}`, {
           cause: err,
         });
@@ -84,6 +117,58 @@ export async function runMigrations(
   return applied;
 }
 
+interface Migration {
+  file: string;
+  sql: string;
+  checksum: string;
+}
+
+/** One migration, tried again while it meets lock timeouts (each try all or nothing). */
+async function applyWithRetries(
+  client: PoolClient,
+  migration: Migration,
+  settings: Required<MigrationOptions>,
+  logger: Logger | undefined,
+): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await applyOnce(client, migration, settings.lockTimeoutMs);
+      return;
+    } catch (err) {
+      if (!isLockTimeout(err) || attempt >= settings.lockAttempts) throw err;
+      const delayMs = Math.min(settings.retryDelayMs * 2 ** (attempt - 1), 10_000);
+      logger?.warn?.(
+        { migration: migration.file, attempt, delayMs },
+        'migration waited too long for a lock; rolled back, trying again',
+      );
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+  }
+}
+
+async function applyOnce(client: PoolClient, migration: Migration, lockTimeoutMs: number) {
+  const record = () =>
+    client.query('insert into schema_migrations (name, checksum) values ($1, $2)', [
+      migration.file,
+      migration.checksum,
+    ]);
+  if (NO_TRANSACTION.test(migration.sql)) {
+    await client.query(migration.sql);
+    await record();
+    return;
+  }
+  try {
+    await client.query('begin');
+    await client.query(`set local lock_timeout = ${Math.max(0, Math.floor(lockTimeoutMs))}`);
+    await client.query(migration.sql);
+    await record();
+    await client.query('commit');
+  } catch (err) {
+    await client.query('rollback');
+    throw err;
+  }
+}
+
 /**
  * The whole migration step of a service's setup command (a Job in Kubernetes): connect (with
  * the connection of databaseConnection), apply `directory`, log, disconnect.
@@ -93,6 +178,7 @@ export async function migrateDatabase(
     directory: string;
     applicationName: string;
     logger: Logger;
+    migration?: MigrationOptions;
   },
 ): Promise<string[]> {
   const pool = createPool({
@@ -101,7 +187,7 @@ export async function migrateDatabase(
     applicationName: options.applicationName,
   });
   try {
-    const applied = await runMigrations(pool, options.directory, options.logger);
+    const applied = await runMigrations(pool, options.directory, options.logger, options.migration);
     options.logger.info({ applied: applied.length }, 'migrations up to date');
     return applied;
   } finally {

@@ -110,6 +110,101 @@ describe('runMigrations', () => {
   });
 });
 
+describe('runMigrations on a database in use', () => {
+  let liveDir: string;
+  const fast = { lockTimeoutMs: 100, retryDelayMs: 50 };
+
+  beforeAll(async () => {
+    liveDir = await mkdtemp(path.join(tmpdir(), 'migrations-live-'));
+    await writeFile(
+      path.join(liveDir, '101_live_create.sql'),
+      'create table live_things (id int primary key, label text);',
+    );
+    await runMigrations(pool, liveDir);
+  });
+
+  afterAll(() => rm(liveDir, { recursive: true, force: true }));
+
+  /** Another session holding a lock on live_things that `alter table` must wait for. */
+  async function holdTableLock(): Promise<pg.Client> {
+    const holder = new pg.Client({ connectionString: databaseUrl() });
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query('lock table live_things in access share mode');
+    return holder;
+  }
+
+  const applied = async () =>
+    (
+      await pool.query<{ name: string }>('select name from schema_migrations order by name')
+    ).rows.map((r) => r.name);
+
+  it('when a lock is held longer than the lock timeout, then the migration is rolled back, tried again and applied once the lock is free', async () => {
+    await writeFile(
+      path.join(liveDir, '102_live_add_column.sql'),
+      'alter table live_things add column note text;',
+    );
+    const holder = await holdTableLock();
+    const retries: object[] = [];
+    const logger = { info: () => {}, warn: (obj: object) => retries.push(obj) };
+    const running = runMigrations(pool, liveDir, logger, { ...fast, lockAttempts: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await holder.query('rollback');
+    await holder.end();
+    expect(await running).toEqual(['102_live_add_column.sql']);
+    expect(retries.length).toBeGreaterThan(0);
+    expect(retries[0]).toMatchObject({ migration: '102_live_add_column.sql', attempt: 1 });
+    const { rows } = await pool.query(
+      "select to_regclass('live_things') as t, count(*)::int as n from information_schema.columns where table_name = 'live_things' and column_name = 'note'",
+    );
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('when the lock stays held through every try, then the runner fails naming the file and records nothing', async () => {
+    await writeFile(
+      path.join(liveDir, '103_live_drop_column.sql'),
+      'alter table live_things drop column note;',
+    );
+    const holder = await holdTableLock();
+    try {
+      await expect(
+        runMigrations(pool, liveDir, undefined, { ...fast, lockAttempts: 3 }),
+      ).rejects.toThrow(/103_live_drop_column.sql failed: .*lock timeout/);
+    } finally {
+      await holder.query('rollback');
+      await holder.end();
+    }
+    expect(await applied()).not.toContain('103_live_drop_column.sql');
+    await rm(path.join(liveDir, '103_live_drop_column.sql'));
+  });
+
+  it('when a file says no-transaction, then its statement runs outside one (create index concurrently)', async () => {
+    await writeFile(
+      path.join(liveDir, '104_live_index.sql'),
+      '-- The label index, built without blocking writes.\n-- migrate: no-transaction\n' +
+        'create index concurrently if not exists live_things_label on live_things (label);',
+    );
+    expect(await runMigrations(pool, liveDir)).toEqual(['104_live_index.sql']);
+    const { rows } = await pool.query(
+      "select indisvalid from pg_index where indexrelid = 'live_things_label'::regclass",
+    );
+    expect(rows[0].indisvalid).toBe(true);
+    expect(await applied()).toContain('104_live_index.sql');
+  });
+
+  it('when the same statement has no such line, then PostgreSQL refuses it inside the transaction and nothing is recorded', async () => {
+    await writeFile(
+      path.join(liveDir, '105_live_index.sql'),
+      'create index concurrently if not exists live_things_id_label on live_things (id, label);',
+    );
+    await expect(runMigrations(pool, liveDir)).rejects.toThrow(
+      /105_live_index.sql failed: .*cannot run inside a transaction block/,
+    );
+    expect(await applied()).not.toContain('105_live_index.sql');
+    await rm(path.join(liveDir, '105_live_index.sql'));
+  });
+});
+
 describe('withTransaction', () => {
   it('when the function throws, then its writes are rolled back', async () => {
     await expect(

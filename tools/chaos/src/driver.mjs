@@ -43,6 +43,28 @@ async function seed(load, run, count, lanes) {
 }
 
 /**
+ * A fresh load of one Tenant: what it sent and was answered (ledger, counts, answers) and the
+ * sender that resends as a client should. The driver and the restore drill start from it.
+ * @param {{ tenant: Tenant, retryWindowMs: number, attemptTimeoutMs: number }} options
+ */
+export function createSession({ tenant, retryWindowMs, attemptTimeoutMs }) {
+  /** @type {Load} */
+  const load = {
+    tenant,
+    tag: randomUUID().slice(0, 8),
+    seq: 0,
+    contacts: [],
+    withExternalId: [],
+    recent: [],
+  };
+  const ledger = createLedger();
+  const counts = createCounts();
+  const answers = createAnswers(load, ledger);
+  const sender = createSender({ tenant, ledger, counts, answers, retryWindowMs, attemptTimeoutMs });
+  return { load, ledger, counts, answers, sender };
+}
+
+/**
  * @param {object} options
  * @param {Tenant} options.tenant
  * @param {number} [options.lanes]            requests in flight at most (default 4)
@@ -61,19 +83,11 @@ export function createDriver(options) {
     attemptTimeoutMs = 10_000,
     seedContacts = 24,
   } = options;
-  /** @type {Load} */
-  const load = {
+  const { load, ledger, counts, answers, sender } = createSession({
     tenant,
-    tag: randomUUID().slice(0, 8),
-    seq: 0,
-    contacts: [],
-    withExternalId: [],
-    recent: [],
-  };
-  const ledger = createLedger();
-  const counts = createCounts();
-  const answers = createAnswers(load, ledger);
-  const sender = createSender({ tenant, ledger, counts, answers, retryWindowMs, attemptTimeoutMs });
+    retryWindowMs,
+    attemptTimeoutMs,
+  });
   const { execute } = sender;
 
   /** @param {Op} op */

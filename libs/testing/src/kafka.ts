@@ -62,6 +62,21 @@ export async function ensureTestTopics(
 }
 
 /**
+ * Runs `read` again while it fails with an error Kafka calls retriable: a topic created a moment
+ * ago answers "not the leader" until its partitions have their leaders.
+ */
+async function whileLeadersAreElected<T>(read: () => Promise<T>, tries = 20): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await read();
+    } catch (err) {
+      if (!(err as { retriable?: boolean }).retriable || attempt >= tries) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+/**
  * Commits the group's offsets at the topics' current end, on every partition: a consumer of the
  * group started later (however long its join takes) reads exactly what was published after this.
  */
@@ -74,7 +89,7 @@ export async function setGroupOffsetsToEnd(
   await admin.connect();
   try {
     for (const topic of topics) {
-      const offsets = await admin.fetchTopicOffsets(topic);
+      const offsets = await whileLeadersAreElected(() => admin.fetchTopicOffsets(topic));
       await admin.setOffsets({
         groupId,
         topic,

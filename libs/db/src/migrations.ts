@@ -45,6 +45,14 @@ const DEFAULTS: Required<MigrationOptions> = {
  */
 const NO_TRANSACTION = /^(?:--[^\n]*\n|\s*\n)*--\s*migrate:\s*no-transaction\b/;
 
+/**
+ * A no-transaction file that also says `-- migrate: each partition of <table>` runs its statement
+ * once per partition of that partitioned table, `{partition}` standing for the partition's name:
+ * PostgreSQL builds no index concurrently on a partitioned table, only on each partition.
+ */
+const EACH_PARTITION = /^--\s*migrate:\s*each partition of ([a-z_][a-z0-9_]*)\s*$/m;
+const PLAIN_NAME = /^[a-z_][a-z0-9_]*$/;
+
 /** PostgreSQL's lock_not_available: a lock_timeout expired. */
 const LOCK_NOT_AVAILABLE = '55P03';
 
@@ -153,7 +161,7 @@ async function applyOnce(client: PoolClient, migration: Migration, lockTimeoutMs
       migration.checksum,
     ]);
   if (NO_TRANSACTION.test(migration.sql)) {
-    await client.query(migration.sql);
+    for (const statement of await statementsOf(client, migration)) await client.query(statement);
     await record();
     return;
   }
@@ -167,6 +175,25 @@ async function applyOnce(client: PoolClient, migration: Migration, lockTimeoutMs
     await client.query('rollback');
     throw err;
   }
+}
+
+/** The statements of a no-transaction file: itself, or itself once per partition. */
+async function statementsOf(client: PoolClient, migration: Migration): Promise<string[]> {
+  const table = EACH_PARTITION.exec(migration.sql)?.[1];
+  if (table === undefined) return [migration.sql];
+  const { rows } = await client.query<{ name: string }>(
+    `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+     where i.inhparent = $1::regclass order by 1`,
+    [table],
+  );
+  return rows.map(({ name }) => {
+    if (!PLAIN_NAME.test(name)) {
+      throw new MigrationError(
+        `${migration.file}: partition name ${JSON.stringify(name)} is not plain`,
+      );
+    }
+    return migration.sql.replaceAll('{partition}', name);
+  });
 }
 
 /**

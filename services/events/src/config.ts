@@ -119,6 +119,33 @@ export const configSchema = z
       .describe(
         'Contact exports of one Tenant streaming at once per replica; beyond it 429 with `Retry-After`; above `EXPORT_MAX_CONCURRENT` it acts as `EXPORT_MAX_CONCURRENT`',
       ),
+    // Measured (docs/capacity.md): a week keeps a year of Events in 52 partitions, each dropped
+    // whole in milliseconds, while a Contact's export still reads every partition's index fast.
+    EVENTS_PARTITION_DAYS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(31)
+      .default(7)
+      .describe(
+        'the recording time one partition of the `events` table spans, in days; a change applies to the partitions created after it ([docs/events.md](docs/events.md#partitions))',
+      ),
+    EVENTS_PARTITIONS_AHEAD: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(12)
+      .default(2)
+      .describe('partitions of `events` kept ready after the current one'),
+    EVENTS_UPKEEP_INTERVAL_MS: z.coerce
+      .number()
+      .int()
+      .min(10_000)
+      .max(86_400_000)
+      .default(600_000)
+      .describe(
+        'how often each replica runs the events database upkeep (partitions ahead, retention); one replica at a time does the work',
+      ),
     ...adminTokenEnv,
     /** Its own token for the services it calls; who may call its internal routes. */
     ...serviceTokenEnv,

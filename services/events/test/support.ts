@@ -140,6 +140,8 @@ export interface StartOptions {
    * an export or erasure there is a 503.
    */
   contactDataSeam?: boolean;
+  /** The migrations the database gets; default all of the service's. */
+  migrationsDir?: string;
 }
 
 const silent = () => pino({ level: process.env.EVENTS_TEST_LOG ?? 'silent' });
@@ -257,7 +259,7 @@ export async function startEventsService(options: StartOptions = {}): Promise<Te
   const port = options.contactDataSeam ? await freePort() : 0;
   // The contacts process starts (a Node start, about a second) while this database is prepared.
   const [prepared, started] = await Promise.allSettled([
-    prepareDatabase(database),
+    prepareDatabase(database, options.migrationsDir),
     startContacts(
       signer,
       [`http://127.0.0.1:${options.contactDataSeam ? port : 9}`],

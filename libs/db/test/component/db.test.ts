@@ -192,6 +192,41 @@ describe('runMigrations on a database in use', () => {
     expect(await applied()).toContain('104_live_index.sql');
   });
 
+  it('when a no-transaction file says each partition of a table, then its statement runs once per partition, and the parent index attaches them', async () => {
+    await pool.query(`create table live_parts (id int not null, at int not null) partition by range (at);
+      create table live_parts_a partition of live_parts for values from (0) to (10);
+      create table live_parts_b partition of live_parts for values from (10) to (20);
+      insert into live_parts values (1, 1), (2, 12);`);
+    await writeFile(
+      path.join(liveDir, '106_parts_index_parent.sql'),
+      'create index if not exists live_parts_id on only live_parts (id);',
+    );
+    await writeFile(
+      path.join(liveDir, '107_parts_index_each.sql'),
+      '-- migrate: no-transaction\n-- migrate: each partition of live_parts\n' +
+        'create index concurrently if not exists {partition}_id on {partition} (id);',
+    );
+    await writeFile(
+      path.join(liveDir, '108_parts_index_attach.sql'),
+      'alter index live_parts_id attach partition live_parts_a_id;\n' +
+        'alter index live_parts_id attach partition live_parts_b_id;',
+    );
+    expect(await runMigrations(pool, liveDir)).toEqual([
+      '106_parts_index_parent.sql',
+      '107_parts_index_each.sql',
+      '108_parts_index_attach.sql',
+    ]);
+    const { rows } = await pool.query(
+      `select c.relname, i.indisvalid from pg_index i join pg_class c on c.oid = i.indexrelid
+       where c.relname like 'live_parts%_id' order by 1`,
+    );
+    expect(rows).toEqual([
+      { relname: 'live_parts_a_id', indisvalid: true },
+      { relname: 'live_parts_b_id', indisvalid: true },
+      { relname: 'live_parts_id', indisvalid: true },
+    ]);
+  });
+
   it('when the same statement has no such line, then PostgreSQL refuses it inside the transaction and nothing is recorded', async () => {
     await writeFile(
       path.join(liveDir, '105_live_index.sql'),

@@ -16,6 +16,23 @@ const STATEMENT_TIMEOUT_MS = 1_500;
 /** The long read: longer than a recording may wait. */
 const READ_HOLDS_MS = 3_000;
 
+/** Attaches each partition's index to the parent's, but those a new partition came with. */
+const ATTACH_INDEXES = `do $$
+declare
+  p record;
+begin
+  for p in select c.oid, c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid
+           where i.inhparent = 'events'::regclass loop
+    if not exists (select 1 from pg_inherits ii join pg_index x on x.indexrelid = ii.inhrelid
+                   where ii.inhparent = 'events_tenant_channel'::regclass
+                     and x.indrelid = p.oid) then
+      execute format('alter index events_tenant_channel attach partition %I',
+                     p.relname || '_tenant_channel');
+    end if;
+  end loop;
+end
+$$;`;
+
 let svc: TestEventsService;
 let migrationsDir: string;
 let migrationPool: Pool;
@@ -32,11 +49,18 @@ beforeAll(async () => {
     path.join(migrationsDir, '900_expand_add_channel.sql'),
     'alter table events add column channel text;',
   );
+  // `events` is partitioned: its index is made on the parent alone, built concurrently on each
+  // partition, then each is attached (docs/development.md, "Schema changes on a live system").
   await writeFile(
     path.join(migrationsDir, '901_expand_index_channel.sql'),
-    '-- migrate: no-transaction\n' +
-      'create index concurrently if not exists events_tenant_channel on events (tenant_id, channel);',
+    'create index if not exists events_tenant_channel on only events (tenant_id, channel);',
   );
+  await writeFile(
+    path.join(migrationsDir, '902_expand_index_channel_partitions.sql'),
+    '-- migrate: no-transaction\n-- migrate: each partition of events\n' +
+      'create index concurrently if not exists {partition}_tenant_channel on {partition} (tenant_id, channel);',
+  );
+  await writeFile(path.join(migrationsDir, '903_expand_index_channel_attach.sql'), ATTACH_INDEXES);
 });
 
 afterAll(async () => {
@@ -94,7 +118,12 @@ it('when a column and its index are added while Events are recorded and a long r
   running = false;
   await load;
 
-  expect(applied).toEqual(['900_expand_add_channel.sql', '901_expand_index_channel.sql']);
+  expect(applied).toEqual([
+    '900_expand_add_channel.sql',
+    '901_expand_index_channel.sql',
+    '902_expand_index_channel_partitions.sql',
+    '903_expand_index_channel_attach.sql',
+  ]);
   expect(retries.length).toBeGreaterThan(0);
   expect(Object.fromEntries(statuses)).toEqual({ 202: sent });
   const { rows } = await svc.pool.query<{ n: number }>(

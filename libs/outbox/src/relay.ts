@@ -9,6 +9,7 @@ import {
   outboxStatsByTopic,
   type OutboxStats,
 } from './relay-metrics.js';
+import { createOutboxVacuum } from './vacuum.js';
 
 export type { OutboxStats };
 
@@ -47,6 +48,13 @@ export interface OutboxRelayOptions {
   pollIntervalMs?: number;
   /** Longest wait between retries while Kafka or PostgreSQL fails. Default 5 s. */
   maxBackoffMs?: number;
+  /**
+   * The relay vacuums the outbox (in the background, one vacuum at a time) each time it has
+   * deleted this many rows since the last, so that the table holds about that many dead rows at
+   * most instead of the minute of them autovacuum lets pile up. Default 20,000; 0 leaves it to
+   * autovacuum. Needs a database user that owns the table or the database (else it logs once).
+   */
+  vacuumAfterRows?: number;
 }
 
 export interface OutboxRelay {
@@ -80,11 +88,16 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     maxBatchBytes = 768 * 1024,
     pollIntervalMs = 200,
     maxBackoffMs = 5_000,
+    vacuumAfterRows = 20_000,
   } = options;
   if (!Number.isInteger(batchSize) || batchSize < 1) {
     throw new RangeError('batchSize must be a positive integer');
   }
+  if (!Number.isInteger(vacuumAfterRows) || vacuumAfterRows < 0) {
+    throw new RangeError('vacuumAfterRows must be an integer of 0 or more');
+  }
   const attributes = { 'outbox.name': name };
+  const vacuum = createOutboxVacuum({ pool, logger, name, afterRows: vacuumAfterRows });
   const stats = () => outboxStats(pool);
   const metrics = createRelayMetrics(
     INSTRUMENTATION_NAME,
@@ -100,7 +113,10 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       batchSize,
       maxBatchBytes,
       attributes,
-      onPublished: (topics) => metrics.published(topics),
+      onPublished: (topics) => {
+        metrics.published(topics);
+        vacuum.deleted(topics.reduce((rows, topic) => rows + topic.count, 0));
+      },
       onFailed: (failure) => metrics.failed(failure),
     },
     INSTRUMENTATION_NAME,
@@ -116,6 +132,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       const stopped = loop.stop();
       metrics.stopObserving();
       await stopped;
+      // A vacuum under way holds a pool connection: it ends before the pool does.
+      await vacuum.idle();
     },
     async runOnce() {
       return (await poll()).published;

@@ -3,8 +3,9 @@ import { createHttpApp, createLogger, startServer, type Logger } from '@herald/h
 import { createKafka, createProducer, kafkaConnection, type Producer } from '@herald/kafka';
 import { TOPICS } from '@herald/messages';
 import { createOutboxRelay, type OutboxRelay } from '@herald/outbox';
+import { every } from '../background-job.js';
 import type { RelayConfig } from '../config.js';
-import { pruneDedupClaims } from '../recording/data/dedup-pruning.js';
+import { dedupClaimsUpkeep } from '../recording/dedup-claims-upkeep.js';
 import {
   startContactIdentitiesConsumer,
   type ContactIdentitiesConsumer,
@@ -19,7 +20,10 @@ export interface RelayProcessOptions {
   handleSignals?: boolean;
   /** Run last at shutdown, after the pool is closed (the process passes shutdownTelemetry). */
   onShutdown?: Array<() => Promise<unknown>>;
-  /** How often expired dedup claims are deleted. Default 30 s. */
+  /**
+   * How often expired dedup claims are deleted (and the table vacuumed after enough were).
+   * Default 10 s: the table holds the 60 s window plus at most this long of expired claims.
+   */
   pruneIntervalMs?: number;
   /** How often the outbox's lag is logged while it is above zero. Default 60 s. */
   lagLogIntervalMs?: number;
@@ -41,39 +45,13 @@ export interface RelayProcess {
 }
 
 /**
- * A job run every `intervalMs` (the first run after one interval), never two runs at once;
- * a failure is the job's own to report. `stop` waits for a run in flight.
- */
-function every(intervalMs: number, job: () => Promise<void>): { stop(): Promise<void> } {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = false;
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = job().finally(() => {
-        running = undefined;
-        schedule();
-      });
-    }, intervalMs);
-  };
-  schedule();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
-}
-
-/**
  * The events outbox relay as its own process: publishes what recording committed to the outbox
- * to Kafka (`herald.events.recorded`), prunes expired dedup claims, keeps the contact identity
- * projection fed from the contacts service's topics, and answers `/healthz` and
- * `/readyz` (database reachable) on PORT. Kafka being down at start (or later) is not fatal: the
- * relay connects the producer before each send and retries with backoff while the messages wait
- * in the outbox. Every replica may run it: the outbox's advisory lock lets one publish at a time.
+ * to Kafka (`herald.events.recorded`), prunes expired dedup claims (vacuuming both tables as
+ * their dead rows pile up: docs/capacity.md), keeps the contact identity projection fed from the
+ * contacts service's topics, and answers `/healthz` and `/readyz` (database reachable) on PORT.
+ * Kafka being down at start (or later) is not fatal: the relay connects the producer before each
+ * send and retries with backoff while the messages wait in the outbox. Every replica may run it:
+ * the outbox's advisory lock lets one publish at a time.
  */
 export async function startRelayProcess(
   config: RelayConfig,
@@ -85,8 +63,8 @@ export async function startRelayProcess(
     ...databaseConnection(config),
     applicationName: 'herald-events-relay',
     // One for the batch in flight, one for the metrics or the lag log, one for pruning, /readyz,
-    // one for the contact identity consumer.
-    max: 5,
+    // one for the contact identity consumer, one for the outbox's vacuum.
+    max: 6,
   });
   // Not connected here: the relay connects it before its first send, and again after a failure.
   const kafka = createKafka({
@@ -104,14 +82,7 @@ export async function startRelayProcess(
     ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
   });
 
-  const pruning = every(options.pruneIntervalMs ?? 30_000, async () => {
-    try {
-      const deleted = await pruneDedupClaims(pool);
-      if (deleted > 0) logger.debug({ deleted }, 'expired dedup claims deleted');
-    } catch (err) {
-      logger.warn({ err }, 'could not delete expired dedup claims; trying again later');
-    }
-  });
+  const pruning = every(options.pruneIntervalMs ?? 10_000, dedupClaimsUpkeep(pool, logger));
   // outbox.lag is the metric; the log line is for whoever reads the logs without a dashboard.
   const lagLog = every(options.lagLogIntervalMs ?? 60_000, async () => {
     try {

@@ -16,6 +16,12 @@ import { performance } from 'node:perf_hooks';
  * @property {number} concurrency the same number, as the request-loop benchmarks call it
  * @property {string[]} [only] the events measurements to run, when not all
  * @property {Record<string, unknown>} earlier the results of the benchmarks run before, by name
+ * @property {number} [minutes] side-tables: minutes of load
+ * @property {number} [sampleAt] side-tables: the minute the end is compared with
+ * @property {number} [rate] side-tables: requests/s, instead of half the measured capacity
+ * @property {boolean} [compact] side-tables: VACUUM FULL the tables before the load
+ * @property {number} [rows] partitioning: Events in the table before it is partitioned
+ * @property {number} [events] growth: Events in the loaded database
  */
 
 /**

@@ -12,7 +12,10 @@ import { servicesNode } from './procstat.mjs';
 import { chartSvg, renderPng } from '@herald/observability/chart.mjs';
 import * as eventRows from './event-rows.mjs';
 import * as events from './events.mjs';
+import * as growth from './growth.mjs';
 import * as kafkaPublish from './kafka-publish.mjs';
+import * as partitioning from './partitioning.mjs';
+import * as sideTables from './side-tables.mjs';
 import * as tokenExchange from './token-exchange.mjs';
 
 /**
@@ -21,30 +24,56 @@ import * as tokenExchange from './token-exchange.mjs';
  * @typedef {Record<string, unknown> & { problems?: string[] }} BenchResults
  */
 /**
- * What each benchmark module exports: its name, its run, and its chart's input from its results.
+ * What each benchmark module exports: its name, its run, and its chart's input from its results
+ * (`chartData`, drawn by chart.mjs) or its own picture (`chart`, an SVG text). `byNameOnly`: a
+ * long one, run only when named.
  * @typedef {object} Benchmark
  * @property {string} name
  * @property {number} [defaultConnections]
+ * @property {boolean} [byNameOnly]
  * @property {(options: import('./lib.mjs').RunOptions) => Promise<BenchResults>} run
- * @property {(results: object) => Parameters<typeof chartSvg>[0]} chartData
+ * @property {(results: object) => Parameters<typeof chartSvg>[0]} [chartData]
+ * @property {(results: object) => string} [chart]
  */
 /** @type {Benchmark[]} */
-const benchmarks = [tokenExchange, events, eventRows, kafkaPublish];
+const benchmarks = [
+  tokenExchange,
+  events,
+  eventRows,
+  kafkaPublish,
+  sideTables,
+  partitioning,
+  growth,
+];
 const names = benchmarks.map((b) => b.name);
+const defaultNames = benchmarks.filter((b) => !b.byNameOnly).map((b) => b.name);
 
 const USAGE = `Usage: npm run bench -- [${names.join('|')} ...] [--seconds N] [--warmup N]
                        [--connections N] [--only MEASUREMENT,...]
+                       [--minutes N] [--sample-at N] [--rate N] [--compact]
+                       [--events N]
 
-Runs the named benchmarks (all by default) against the local stack, which it starts when needed,
-prints their tables and writes the figures to .herald/bench/results-<time>.json, with a chart of
-each benchmark beside them (results-<time>-<benchmark>.png). Exits 1 when a run had errors.
+Runs the named benchmarks (all but ${names.filter((n) => !defaultNames.includes(n)).join(', ')} by default) against the local stack, which it
+starts when needed, prints their tables and writes the figures to .herald/bench/results-<time>.json,
+with a chart of each benchmark beside them (results-<time>-<benchmark>.png). Exits 1 when a run
+had errors.
   --seconds N        length of each measurement (default 10)
   --warmup N         unmeasured seconds before each events measurement (default 2)
   --connections N    connections (events: wrk, or SDK trackers for sdk-tracker) or requests
                      (token-exchange) in flight
-                     (default ${events.defaultConnections} for events, ${eventRows.defaultConnections} for event-rows, 8 for token-exchange)
+                     (default ${events.defaultConnections} for events and ${growth.name}, ${eventRows.defaultConnections} for event-rows, 8 for token-exchange)
   --only LIST        run only these events measurements (comma-separated; implies events):
                      ${events.measurementNames.join(', ')}
+  --minutes N        ${sideTables.name}: minutes of load (default 30)
+  --sample-at N      ${sideTables.name}: the minute whose sizes the end is compared with (default 5)
+  --rate N           ${sideTables.name}: requests/s of the load (default: half the capacity it
+                     measures first)
+  --rows N           ${partitioning.name}: Events in the table before it is partitioned
+                     (default ${partitioning.defaultRows})
+  --events N         ${growth.name}: Events in the loaded database, a count or millions
+                     (20000000 or 20M; default ${growth.defaultEvents / 1e6}M)
+  --compact          ${sideTables.name}: VACUUM FULL the tables before the load (a short
+                     exclusive lock on each: for a stack of your own or a quiet one)
   -h, --help         this text
 
 The events benchmark installs wrk (Debian's package, with apt-get) when it is missing.
@@ -56,12 +85,26 @@ const { values, positionals } = commandLine(USAGE, {
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string' },
     only: { type: 'string' },
+    minutes: { type: 'string', default: '30' },
+    'sample-at': { type: 'string', default: '5' },
+    rate: { type: 'string' },
+    compact: { type: 'boolean', default: false },
+    rows: { type: 'string', default: String(partitioning.defaultRows) },
+    events: { type: 'string', default: String(growth.defaultEvents) },
   },
   allowPositionals: true,
   check({ values, positionals }) {
     positiveInteger('seconds', values.seconds);
     positiveInteger('warmup', values.warmup);
     if (values.connections !== undefined) positiveInteger('connections', values.connections);
+    positiveInteger('minutes', values.minutes);
+    positiveInteger('sample-at', values['sample-at']);
+    if (values.rate !== undefined) positiveInteger('rate', values.rate);
+    positiveInteger('rows', values.rows);
+    growth.eventCount(values.events);
+    if (Number(values['sample-at']) >= Number(values.minutes)) {
+      throw new UsageError('--sample-at must come before the end of --minutes');
+    }
     const unknown = positionals.filter((p) => !names.includes(p));
     if (unknown.length > 0) {
       throw new UsageError(
@@ -83,7 +126,7 @@ const { values, positionals } = commandLine(USAGE, {
   },
 });
 const only = values.only?.split(',').filter(Boolean);
-const wantedNames = positionals.length ? positionals : only ? [events.name] : names;
+const wantedNames = positionals.length ? positionals : only ? [events.name] : defaultNames;
 const selected = benchmarks.filter((b) => wantedNames.includes(b.name));
 
 const { started } = await up({ quiet: true });
@@ -118,6 +161,12 @@ try {
       only,
       // kafka-publish adds event-rows' figures to its ceiling when both ran.
       earlier: results,
+      minutes: Number(values.minutes),
+      sampleAt: Number(values['sample-at']),
+      rate: values.rate === undefined ? undefined : Number(values.rate),
+      compact: values.compact,
+      rows: Number(values.rows),
+      events: growth.eventCount(values.events),
     });
     problems += results[bench.name].problems?.length ?? 0;
   }
@@ -135,7 +184,9 @@ try {
   // One picture per benchmark that ran, beside the raw figures.
   for (const bench of selected) {
     if (!results[bench.name]) continue;
-    const svg = chartSvg(bench.chartData(results[bench.name]));
+    const svg = bench.chart
+      ? bench.chart(results[bench.name])
+      : chartSvg(bench.chartData(results[bench.name]));
     const chart = out.replace(/\.json$/, `-${bench.name}.png`);
     fs.writeFileSync(chart.replace(/\.png$/, '.svg'), svg);
     fs.writeFileSync(chart, (await renderPng(svg)).png);

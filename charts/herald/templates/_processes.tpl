@@ -21,13 +21,14 @@ auth:
   command: [node, --import, "@herald/telemetry/register", "--disable-warning=TimeoutNegativeWarning", "--max-semi-space-size=16", dist/index.js]
   database: auth
   migrate: true
-  secrets: [ADMIN_TOKEN, SERVICE_CALLERS, AUTH_SIGNING_KEYS]
+  secrets: [ADMIN_TOKEN, SERVICE_TOKEN, SERVICE_CALLERS, AUTH_SIGNING_KEYS]
   callers: [contacts, events, billing]
   redis: true
-  kafka: false
+  kafka: true
   public: true
   operator: true
-  calls: []
+  # contacts: a deleted Tenant's data; events: a deleted Tenant's data; billing: a deleted Tenant's data
+  calls: [contacts, events, billing]
 contacts:
   values: contacts
   image: contacts
@@ -35,7 +36,7 @@ contacts:
   database: contacts
   migrate: true
   secrets: [ADMIN_TOKEN, SERVICE_TOKEN, SERVICE_CALLERS]
-  callers: [events]
+  callers: [auth, events]
   redis: true
   kafka: true
   public: true
@@ -49,13 +50,13 @@ events:
   database: events
   migrate: true
   secrets: [ADMIN_TOKEN, SERVICE_TOKEN, SERVICE_CALLERS]
-  callers: [contacts]
+  callers: [auth, contacts]
   redis: true
   kafka: true
   public: true
   operator: true
   holdsContactData: true
-  # auth: tenants, JWKS, revocations; contacts: identity resolution; billing: subscriptions
+  # auth: tenants, JWKS, revocations, Event retention; contacts: identity resolution; billing: subscriptions
   calls: [auth, contacts, billing]
 billing:
   values: billing
@@ -64,7 +65,7 @@ billing:
   database: billing
   migrate: true
   secrets: [ADMIN_TOKEN, SERVICE_TOKEN, SERVICE_CALLERS]
-  callers: [contacts, events]
+  callers: [auth, contacts, events]
   redis: true
   kafka: true
   public: false
@@ -100,7 +101,7 @@ with "/").
 {{- end }}
 
 {{- define "herald.operatorRoutes" -}}
-- {path: "/admin/v1/tenants(/[^/]+/api-keys(/.*)?)?/?$", process: auth}
+- {path: "/admin/v1/tenants(/[^/]+(/(api-keys(/.*)?|event-retention))?)?/?$", process: auth}
 - {path: "/admin/v1/tenants/[^/]+/organizations/?$", process: contacts}
 - {path: "/admin/v1/tenants/[^/]+/event-names/?$", process: events}
 - {path: "/admin/v1/tenants/[^/]+/billing(/.*)?$", process: billing}

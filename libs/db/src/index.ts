@@ -36,5 +36,11 @@ export {
   type GroupCommit,
   type GroupCommitOptions,
 } from './group-commit.js';
+export {
+  runBatchedDeletion,
+  type BatchedDeletionOptions,
+  type BatchedDeletionResult,
+  type DeletionStep,
+} from './batched-deletion.js';
 export { timeOrderedUuid } from './ids.js';
 export { isoInstant, postgresTimestamp } from './timestamp.js';

@@ -92,6 +92,8 @@ export interface RouteSpec {
   /** What it does and what to know before calling it, for the reference (CommonMark). */
   description?: string;
   pathParameters?: ApiOperation['pathParameters'];
+  /** Its query parameters, for the reference; the handler parses them itself. */
+  queryParameters?: ApiOperation['queryParameters'];
   /** The body schema; a route with one gets the JSON body rules (Content-Type, 1 MiB). */
   requestBody?: z.ZodType;
   /**
@@ -242,6 +244,7 @@ export function operationsOf(routes: RouteTable): ApiOperation[] {
       tag: route.audience === 'public' ? 'Public API' : 'Operator API',
       auth: access,
       ...(route.pathParameters ? { pathParameters: route.pathParameters } : {}),
+      ...(route.queryParameters ? { queryParameters: route.queryParameters } : {}),
       ...(route.requestBody ? { requestBody: route.requestBody } : {}),
       ...(route.requestExample === undefined ? {} : { requestExample: route.requestExample }),
       responses: route.responses ?? {},

@@ -20,7 +20,7 @@ import { STORABLE_JSON_VALUE_REF, STORABLE_PATTERN } from './schemas.js';
 export interface ApiOperation {
   /** The route's id in its service's manifest: unique across the API. */
   operationId: string;
-  method: 'get' | 'post' | 'put';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** OpenAPI path template, e.g. `/v1/contacts/{externalId}`. */
   path: string;
   summary: string;
@@ -34,6 +34,8 @@ export interface ApiOperation {
   auth:
     { kind: 'bearer'; scope: string } | { kind: 'basic' } | { kind: 'admin' } | { kind: 'none' };
   pathParameters?: Record<string, { description: string; schema?: z.ZodType }>;
+  /** Query parameters, each required unless it says otherwise. */
+  queryParameters?: Record<string, { description: string; schema?: z.ZodType; required?: boolean }>;
   requestBody?: z.ZodType;
   /** A request body the local stack accepted: shown in the reference, checked by its schema. */
   requestExample?: unknown;
@@ -323,13 +325,22 @@ export function buildOpenApi(
     if (operationIds.has(op.operationId))
       throw new Error(`operationId ${op.operationId} is used twice`);
     operationIds.add(op.operationId);
-    const parameters = Object.entries(op.pathParameters ?? {}).map(([name, p]) => ({
-      name,
-      in: 'path',
-      required: true,
-      description: p.description,
-      schema: p.schema ? jsonSchema(p.schema, 'input') : { type: 'string' },
-    }));
+    const parameters = [
+      ...Object.entries(op.pathParameters ?? {}).map(([name, p]) => ({
+        name,
+        in: 'path',
+        required: true,
+        description: p.description,
+        schema: p.schema ? jsonSchema(p.schema, 'input') : { type: 'string' },
+      })),
+      ...Object.entries(op.queryParameters ?? {}).map(([name, p]) => ({
+        name,
+        in: 'query',
+        required: p.required ?? true,
+        description: p.description,
+        schema: p.schema ? jsonSchema(p.schema, 'input') : { type: 'string' },
+      })),
+    ];
     const responses = Object.fromEntries(
       Object.entries(withCommonAnswers(op)).map(([status, r]) => {
         const headers = {

@@ -33,4 +33,18 @@ export const authRoutes = defineInternalRoutes({
     methodNotAllowed: false,
     answer: z.object({ clientIds: z.array(z.string()) }),
   },
+  eventRetentionOverview: {
+    method: 'get',
+    path: '/internal/v1/event-retention',
+    audience: 'internal',
+    // the events service's retention sweep (services/events/src/retention/)
+    access: { kind: 'service', callers: ['events'] },
+    summary:
+      "How long each Tenant's Events are kept: the default, and every Tenant whose retention is another",
+    methodNotAllowed: false,
+    answer: z.object({
+      defaultDays: z.number().int().min(1),
+      tenants: z.array(z.object({ tenantId: z.uuid(), days: z.number().int().min(1) })),
+    }),
+  },
 });

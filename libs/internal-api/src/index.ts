@@ -30,3 +30,4 @@ export {
   type PathParams,
 } from './route.js';
 export { localServiceUrl, SERVICE_PORTS, type ServiceName } from './services.js';
+export { tenantDataDeletion, tenantDataRoutes, type TenantDataDeletion } from './tenant-data.js';

@@ -27,6 +27,11 @@ export const TOPICS = {
    * Log-compacted and keyed by Tenant id, so the latest state of every Tenant stays readable.
    */
   subscriptionsChanged: 'herald.subscriptions.changed',
+  /**
+   * A Tenant was deleted, everything it held with it (docs/operations.md#offboarding-a-tenant):
+   * consumers drop what they keep of it. Ids only; keyed by Tenant id.
+   */
+  tenantsDeleted: 'herald.tenants.deleted',
 } as const;
 
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
@@ -38,6 +43,7 @@ export const TOPIC_SETTINGS: Record<Topic, { partitions: number; config: Record<
     [TOPICS.contactsErased]: { partitions: 6, config: { 'cleanup.policy': 'delete' } },
     [TOPICS.eventsRecorded]: { partitions: 12, config: { 'cleanup.policy': 'delete' } },
     [TOPICS.subscriptionsChanged]: { partitions: 6, config: { 'cleanup.policy': 'compact' } },
+    [TOPICS.tenantsDeleted]: { partitions: 6, config: { 'cleanup.policy': 'delete' } },
   };
 
 /** Topic definitions in the shape Kafka admin clients take (kafkajs `createTopics`). */
@@ -115,11 +121,28 @@ export const subscriptionChangedMessage = z.object({
   changedAt: timestamp,
 });
 
+/**
+ * A Tenant's deletion, published once everything of it is gone from every service's database
+ * (its keys and tokens stopped working when the deletion began, `requestedAt`). Consumers drop
+ * what they hold of the Tenant, and repeats by `messageId`.
+ */
+export const tenantDeletedMessage = z.object({
+  version: z.literal(1),
+  type: z.literal('tenant.deleted'),
+  messageId: z.uuid(),
+  tenantId: z.uuid(),
+  /** When the operator asked for the deletion: the Tenant's keys were revoked then. */
+  requestedAt: timestamp,
+  /** When the last of its data was deleted. */
+  occurredAt: timestamp,
+});
+
 export type ContactSnapshot = z.infer<typeof contactSnapshot>;
 export type EventRecordedMessage = z.infer<typeof eventRecordedMessage>;
 export type ContactChangedMessage = z.infer<typeof contactChangedMessage>;
 export type ContactErasedMessage = z.infer<typeof contactErasedMessage>;
 export type SubscriptionChangedMessage = z.infer<typeof subscriptionChangedMessage>;
+export type TenantDeletedMessage = z.infer<typeof tenantDeletedMessage>;
 
 /** The schema of each topic's message values (null values are compaction tombstones). */
 export const MESSAGE_SCHEMAS = {
@@ -127,4 +150,5 @@ export const MESSAGE_SCHEMAS = {
   [TOPICS.contactsErased]: contactErasedMessage,
   [TOPICS.eventsRecorded]: eventRecordedMessage,
   [TOPICS.subscriptionsChanged]: subscriptionChangedMessage,
+  [TOPICS.tenantsDeleted]: tenantDeletedMessage,
 } as const satisfies Record<Topic, z.ZodType>;

@@ -6,6 +6,7 @@ import {
   contactChangedMessage,
   contactErasedMessage,
   subscriptionChangedMessage,
+  tenantDeletedMessage,
 } from '../src/index.js';
 
 const contact = {
@@ -64,5 +65,21 @@ describe('message contracts', () => {
     expect(() => subscriptionChangedMessage.parse({ ...message, state: 'cancelled' })).toThrow();
     expect(() => subscriptionChangedMessage.parse({ ...message, schemaVersion: 2 })).toThrow();
     expect(() => subscriptionChangedMessage.parse({ ...message, version: 0 })).toThrow();
+  });
+
+  it('when a Tenant deletion is announced, then the ids and times parse, on a topic that is not compacted', () => {
+    const message = {
+      version: 1,
+      type: 'tenant.deleted',
+      messageId: '0b8f0f38-0c2c-4a4e-9c65-5d8c1b3a2e11',
+      tenantId: '1c3e5a7b-2d4f-4b6a-8c0e-9f1a3b5c7d9e',
+      requestedAt: '2026-11-22T01:24:16.123Z',
+      occurredAt: '2026-11-22T01:24:46.123Z',
+    };
+    expect(tenantDeletedMessage.parse(message)).toEqual(message);
+    expect(TOPICS.tenantsDeleted).toBe('herald.tenants.deleted');
+    expect(TOPIC_SETTINGS[TOPICS.tenantsDeleted].config['cleanup.policy']).toBe('delete');
+    expect(() => tenantDeletedMessage.parse({ ...message, type: 'tenant.erased' })).toThrow();
+    expect(() => tenantDeletedMessage.parse({ ...message, tenantId: 'acme' })).toThrow();
   });
 });

@@ -64,6 +64,33 @@ export async function deletePendingFor(client: Queryable, subjectId: string): Pr
   return result.rowCount ?? 0;
 }
 
+/**
+ * Deletes up to `limit` unsent messages about a Tenant: those whose value's top-level `tenantId`
+ * is its id (every Herald message carries one; tombstones, with no value, are left to be
+ * published). Returns how many it deleted: fewer than `limit` means none is left. For a Tenant's
+ * deletion, which calls it until then, so that no message about the Tenant is published after
+ * its data is gone. A scan of the outbox: it holds what is not yet published, normally little.
+ */
+export async function deletePendingOfTenant(
+  client: Queryable,
+  tenantId: string,
+  limit: number,
+): Promise<number> {
+  // jsonb reads the value unless it holds the escape \u0000, which no PostgreSQL JSON function
+  // accepts; such a value (a NUL a caller sent) is matched on its first "tenantId", which every
+  // Herald message writes before any field a caller fills.
+  const result = await client.query(
+    `delete from outbox where id in (
+       select id from outbox
+       where strpos(value, $1) > 0
+         and case when strpos(value, '\\u0000') = 0 then value::jsonb ->> 'tenantId'
+                  else substring(value from '"tenantId":"([^"]*)"') end = $1
+       limit $2)`,
+    [tenantId, limit],
+  );
+  return result.rowCount ?? 0;
+}
+
 function serializeValue(value: unknown, index: number): string | null {
   if (value === null) return null;
   const json: unknown = JSON.stringify(value);

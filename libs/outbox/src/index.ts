@@ -1,5 +1,5 @@
 export { OUTBOX_TABLE_SQL } from './schema.js';
-export { deletePendingFor, enqueue, type OutboxMessage } from './enqueue.js';
+export { deletePendingFor, deletePendingOfTenant, enqueue, type OutboxMessage } from './enqueue.js';
 export {
   advisoryLockKey,
   createOutboxRelay,

@@ -41,6 +41,7 @@ import {
   advisoryLockKey,
   createOutboxRelay,
   deletePendingFor,
+  deletePendingOfTenant,
   enqueue,
   type OutboxMessage,
   type OutboxRelayOptions,
@@ -591,6 +592,38 @@ describe('enqueue', () => {
     const { rows } = await pool.query<{ value: string }>('select value from outbox order by id');
     expect(rows.map((r) => r.value)).toEqual(['{"who":"kept"}', '{"who":"nobody"}']);
     expect(await deletePendingFor(pool, erased)).toBe(0);
+  });
+
+  it('when deletePendingOfTenant runs, then only messages whose value names that Tenant go, at most the limit at a time', async () => {
+    const tenant = randomUUID();
+    const other = randomUUID();
+    await enqueue(pool, [
+      { topic: topics.misc, key: 'a', value: { tenantId: tenant, n: 1 } },
+      // U+0000 in a value (no PostgreSQL JSON function reads it); other Tenants' values naming it.
+      { topic: topics.misc, key: 'b', value: { tenantId: other, note: `\u0000 ${tenant}` } },
+      { topic: topics.misc, key: 'c', value: { tenantId: tenant, note: '\u0000' } },
+      { topic: topics.misc, key: 'd', value: { tenantId: tenant, n: 3 } },
+      { topic: topics.misc, key: tenant, value: null },
+      { topic: topics.misc, key: 'e', value: [tenant] },
+      {
+        topic: topics.misc,
+        key: 'f',
+        value: { tenantId: other, properties: { tenantId: tenant } },
+      },
+      {
+        topic: topics.misc,
+        key: 'g',
+        value: { tenantId: other, properties: { tenantId: tenant, note: '\u0000' } },
+      },
+    ]);
+    expect(await deletePendingOfTenant(pool, tenant, 2)).toBe(2);
+    expect(await deletePendingOfTenant(pool, tenant, 2)).toBe(1);
+    expect(await deletePendingOfTenant(pool, tenant, 2)).toBe(0);
+    const { rows } = await pool.query<{ key: string }>(
+      `select key from outbox where key in ('a', 'b', 'c', 'd', 'e', 'f', 'g', $1) order by id`,
+      [tenant],
+    );
+    expect(rows.map((r) => r.key)).toEqual(['b', tenant, 'e', 'f', 'g']);
   });
 });
 

@@ -2,19 +2,25 @@ import {
   adminTokenEnv,
   refuseSharedTokens,
   serviceCallersEnv,
+  serviceTokenEnv,
   tokenVerifierEnv,
 } from '@herald/auth';
-import { httpServerEnv, loadConfig, secret, z } from '@herald/config';
+import { httpServerEnv, int, loadConfig, secret, url, z } from '@herald/config';
 import { databaseEnv } from '@herald/db';
-import { SERVICE_PORTS } from '@herald/internal-api';
+import { localServiceUrl, SERVICE_PORTS } from '@herald/internal-api';
+import { kafkaEnv } from '@herald/kafka';
 import { redisEnv } from '@herald/redis';
 import {
   DEFAULT_EXCHANGE_GUARD_LIMITS as DEFAULT_GUARD,
   type ExchangeGuardLimits,
 } from './domain/exchange-guard.js';
+import { EVENT_RETENTION_DAYS } from './domain/event-retention.js';
 
-/** What the migration command reads. */
-const setupEnv = databaseEnv('postgres://herald@127.0.0.1:55432/herald_auth');
+/** What the migration command reads: the database, and Kafka for its topic. */
+const setupEnv = {
+  ...databaseEnv('postgres://herald@127.0.0.1:55432/herald_auth'),
+  ...kafkaEnv,
+};
 
 /** Every variable the service reads; its manifest lists them from here. */
 export const configSchema = z
@@ -28,8 +34,24 @@ export const configSchema = z
       .default(10)
       .describe('connections per replica'),
     ...adminTokenEnv,
-    /** Who may call the internal routes (Tenant lookups, the revocation list); auth calls none. */
+    /** Who may call the internal routes (Tenant lookups, the revocation list). */
     ...serviceCallersEnv,
+    /** Its own token for the services it asks to delete a Tenant's data. */
+    ...serviceTokenEnv,
+    SERVICE_URL_CONTACTS: url(localServiceUrl('contacts')).describe(
+      "the contacts service, asked to delete a deleted Tenant's data",
+    ),
+    SERVICE_URL_EVENTS: url(localServiceUrl('events')).describe(
+      "the events service, asked to delete a deleted Tenant's data",
+    ),
+    SERVICE_URL_BILLING: url(localServiceUrl('billing')).describe(
+      "the billing service, asked to delete a deleted Tenant's data",
+    ),
+    // The revocation takes up to 5 s to reach every replica; a write admitted just before then
+    // commits within its statements' 10 s timeouts (docs/operations.md#offboarding-a-tenant).
+    TENANT_DELETION_GRACE_SECONDS: int(30, 6).describe(
+      "seconds from a Tenant's deletion request to the second pass over its data, which deletes what requests admitted before its keys' revocation reached every replica still wrote; at least 6 ([offboarding](docs/operations.md#offboarding-a-tenant))",
+    ),
     // All keys are published in the JWKS so that tokens signed by a previous key verify until
     // they expire.
     AUTH_SIGNING_KEYS: secret().describe(
@@ -75,6 +97,17 @@ export const configSchema = z
       .positive()
       .default(DEFAULT_GUARD.address.refillPerSecond * 60)
       .describe('failed token exchanges a client address is allowed again per minute'),
+    // Lowering it deletes, at the next sweep, the Events of every Tenant without its own period
+    // that are older than the new default.
+    EVENT_RETENTION_DAYS_DEFAULT: z.coerce
+      .number()
+      .int()
+      .min(EVENT_RETENTION_DAYS.min)
+      .max(EVENT_RETENTION_DAYS.max)
+      .default(EVENT_RETENTION_DAYS.default)
+      .describe(
+        `how long the Events of a Tenant without a retention of its own are kept, in days (${EVENT_RETENTION_DAYS.min} to ${EVENT_RETENTION_DAYS.max}); lowering it deletes their older Events at the next sweep ([operations.md](docs/operations.md#how-long-an-event-is-kept))`,
+      ),
   })
   .superRefine(refuseSharedTokens);
 

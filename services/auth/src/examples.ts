@@ -37,6 +37,20 @@ export const apiKeyInvalidExample = {
 
 export const noSuchApiKeyExample = { code: 'not_found', message: 'no such API key in this tenant' };
 
+/** `DELETE /admin/v1/tenants/{id}?confirm={id}`: accepted, under way. */
+export const tenantDeletionExample = {
+  id: '80e5b440-6883-43d9-b47a-ab9291d1fa23',
+  status: 'deleting',
+  requestedAt: '2026-11-22T01:24:46.123Z',
+};
+
+/** The same without `confirm`. */
+export const tenantDeletionUnconfirmedExample = {
+  code: 'validation_error',
+  message:
+    'query.confirm: to delete this tenant and everything it holds, send its id again as confirm=80e5b440-6883-43d9-b47a-ab9291d1fa23; nothing was deleted',
+};
+
 export const tokenExample = {
   accessToken:
     'eyJhbGciOiJFUzI1NiIsImtpZCI6IlRURmM4RmppQk5ZbSIsInR5cCI6ImF0K2p3dCJ9.eyJ0aWQiOiI4MGU1YjQ0MC02ODgzLTQzZDktYjQ3YS1hYjkyOTFkMWZhMjMiLCJjbGllbnRfaWQiOiJja18xc0lSREw1YnpLSTRUd3QzcDNYTFUyIiwic2NvcGUiOiJldmVudHM6d3JpdGUgY29udGFjdHM6d3JpdGUgY29udGFjdHM6cmVhZCBjb250YWN0czpleHBvcnQgY29udGFjdHM6ZXJhc2UiLCJpc3MiOiJoZXJhbGQtYXV0aCIsImF1ZCI6ImhlcmFsZC1hcGkiLCJzdWIiOiJja18xc0lSREw1YnpLSTRUd3QzcDNYTFUyIiwianRpIjoiNzU3OTI3Y2QtOWFkYy00NzI5LTkyYzctMmQxMDZmOGYzNzYyIiwiaWF0IjoxNzk1NDg1OTg2LCJleHAiOjE3OTU0ODY4ODZ9.5CsnkAIzuEUFbAVth0-VXZnGjSddIz8c2Qq7RFXjs3MVWtQUCMJreTbnNGLZiTWBSbsXLm0w5LslTH08ZjcSgA',
@@ -54,4 +68,14 @@ export const invalidClientExample = {
 export const exchangeRefusedExample = {
   code: 'rate_limited',
   message: 'too many failed token exchanges; retry after the number of seconds in Retry-After',
+};
+
+export const eventRetentionWriteExample = { days: 90 };
+
+export const eventRetentionExample = { days: 90, source: 'tenant', defaultDays: 730 };
+
+/** `{"days": 0}` */
+export const eventRetentionInvalidExample = {
+  code: 'validation_error',
+  message: 'body.days: Too small: expected number to be >=1',
 };

@@ -13,20 +13,30 @@ import {
   apiKeyResponse,
   createApiKeyBody,
   createTenantBody,
+  eventRetentionResponse,
+  setEventRetentionBody,
+  tenantDeletionResponse,
   tenantResponse,
   tokenResponse,
 } from './schemas.js';
 import { authRoutes, SERVICE_PORTS } from '@herald/internal-api';
+import { TOPICS } from '@herald/messages';
 import { configSchema, migrationConfigSchema } from './config.js';
 import { z } from 'zod';
 import { CLIENT_ID } from './domain/credentials.js';
+import { EVENT_RETENTION_DAYS } from './domain/event-retention.js';
 import {
   apiKeyExample,
   apiKeyInvalidExample,
   apiKeyWriteExample,
+  eventRetentionExample,
+  eventRetentionInvalidExample,
+  eventRetentionWriteExample,
   exchangeRefusedExample,
   invalidClientExample,
   noSuchApiKeyExample,
+  tenantDeletionExample,
+  tenantDeletionUnconfirmedExample,
   tenantExample,
   tenantInvalidExample,
   tenantWriteExample,
@@ -58,10 +68,11 @@ const clientId = {
 };
 
 /**
- * The secrets the service gets (from the Secret, never from settings): the operator token, who
- * may call its internal routes (it calls none itself, so it has no SERVICE_TOKEN) and its keys.
+ * The secrets the service gets (from the Secret, never from settings): the operator token, its
+ * own token for the services it calls (a Tenant's deletion), who may call its internal routes
+ * and its keys.
  */
-const SECRETS = ['ADMIN_TOKEN', 'SERVICE_CALLERS', 'AUTH_SIGNING_KEYS'];
+const SECRETS = ['ADMIN_TOKEN', 'SERVICE_TOKEN', 'SERVICE_CALLERS', 'AUTH_SIGNING_KEYS'];
 
 export const manifest = defineService({
   name: 'auth',
@@ -73,16 +84,22 @@ export const manifest = defineService({
       metricsPort: 19081,
       database: 'herald_auth',
       migrate: 'dist/migrate.js',
+      // A Tenant's deletion is announced through its outbox; the relay runs inside it.
+      topics: { creates: [TOPICS.tenantsDeleted], produces: [TOPICS.tenantsDeleted] },
       secrets: SECRETS,
       settings: settingsOf(configSchema, SECRETS),
-      calls: {},
+      calls: {
+        contacts: "a deleted Tenant's data",
+        events: "a deleted Tenant's data",
+        billing: "a deleted Tenant's data",
+      },
       ingress: [
         { exact: '/v1/token' },
         { exact: '/v1/openapi.json', note: 'the OpenAPI document' },
         { prefix: '/docs', note: 'the rendered API reference and its files' },
         {
-          regex: '^/admin/v1/tenants(/[^/]+/api-keys(/.*)?)?/?$',
-          note: 'tenant create, API key create, API key revoke',
+          regex: '^/admin/v1/tenants(/[^/]+(/(api-keys(/.*)?|event-retention))?)?/?$',
+          note: 'tenant create and delete, API key create, API key revoke, Event retention',
         },
       ],
     },
@@ -157,6 +174,39 @@ export const manifest = defineService({
         401: unauthorizedAdmin,
       },
     },
+    deleteTenant: {
+      method: 'delete',
+      path: '/admin/v1/tenants/:tenantId',
+      audience: 'operator',
+      access: { kind: 'admin' },
+      summary: 'Delete a Tenant and everything it holds, permanently',
+      description:
+        "Deletes the Tenant: its keys stop working at once (exchanges fail, tokens already issued are refused within 5 seconds), then every Contact, Event, organization, event name and subscription of it is deleted from every service, and `tenant.deleted` is published on `herald.tenants.deleted`. Nothing of it is kept. `confirm` must repeat the Tenant's id; without it nothing is done. The answer comes at once (202) while the deletion goes on; sending the same request again continues one that was interrupted and answers 202 until the deletion is done, then 404. Meanwhile every other operator route answers 404 for the Tenant.",
+      pathParameters: tenantId,
+      queryParameters: {
+        confirm: {
+          description:
+            "the Tenant's id again, as in the path: the typed confirmation that this Tenant is to be deleted",
+          schema: z.string(),
+        },
+      },
+      responses: {
+        202: {
+          description:
+            'its keys are revoked and its data is being deleted; the Tenant is a 404 once all is gone',
+          schema: tenantDeletionResponse,
+          example: tenantDeletionExample,
+        },
+        400: {
+          description:
+            'validation_error: `confirm` is missing or is not the Tenant id of the path; nothing was done',
+          schema: standardError,
+          example: tenantDeletionUnconfirmedExample,
+        },
+        401: unauthorizedAdmin,
+        404: noSuchTenant,
+      },
+    },
     createApiKey: {
       method: 'post',
       path: '/admin/v1/tenants/:tenantId/api-keys',
@@ -202,8 +252,52 @@ export const manifest = defineService({
         },
       },
     },
+    tenantEventRetention: {
+      method: 'get',
+      path: '/admin/v1/tenants/:tenantId/event-retention',
+      audience: 'operator',
+      access: { kind: 'admin' },
+      summary: "A Tenant's Event retention",
+      description: `How long the Tenant's Events are kept, in days from when Herald recorded them (\`receivedAt\`): the Tenant's own period, or the installation's default (\`EVENT_RETENTION_DAYS_DEFAULT\`, ${EVENT_RETENTION_DAYS.default} days unless set).`,
+      pathParameters: tenantId,
+      responses: {
+        200: {
+          description: "the Tenant's retention",
+          schema: eventRetentionResponse,
+          example: eventRetentionExample,
+        },
+        401: unauthorizedAdmin,
+        404: noSuchTenant,
+      },
+    },
+    setTenantEventRetention: {
+      method: 'put',
+      path: '/admin/v1/tenants/:tenantId/event-retention',
+      audience: 'operator',
+      access: { kind: 'admin' },
+      summary: "Set a Tenant's Event retention",
+      description: `Sets how long the Tenant's Events are kept, ${EVENT_RETENTION_DAYS.min} to ${EVENT_RETENTION_DAYS.max} days, or with \`null\` lets the installation's default apply again (and follow it when it changes). Shortening it deletes the Events older than the new period at the events service's next sweep, for good; they also leave Contact exports. Lengthening it brings back nothing already deleted.`,
+      pathParameters: tenantId,
+      requestBody: setEventRetentionBody,
+      requestExample: eventRetentionWriteExample,
+      responses: {
+        200: {
+          description: 'set; the retention now in force',
+          schema: eventRetentionResponse,
+          example: eventRetentionExample,
+        },
+        400: {
+          description: `validation_error: \`days\` is not a whole number from ${EVENT_RETENTION_DAYS.min} to ${EVENT_RETENTION_DAYS.max}, nor null`,
+          schema: standardError,
+          example: eventRetentionInvalidExample,
+        },
+        401: unauthorizedAdmin,
+        404: noSuchTenant,
+      },
+    },
     tenantExists: authRoutes.tenantExists,
     revokedKeys: authRoutes.revokedKeys,
+    eventRetentionOverview: authRoutes.eventRetentionOverview,
   },
   prefixes: [
     // Browser code exchanges publishable keys here: CORS on every answer.

@@ -1,6 +1,7 @@
 import { PUBLISHABLE_KEY_SCOPES, SCOPES } from '@herald/auth';
 import { NOT_STORABLE, storable } from '@herald/http';
 import { z } from 'zod';
+import { EVENT_RETENTION_DAYS } from './domain/event-retention.js';
 
 const name = z
   .string()
@@ -87,6 +88,41 @@ export const apiKeyResponse = z.object({
   createdAt: z.iso.datetime(),
 });
 
+/** A Tenant's Event retention, as read and as set (docs/operations.md#how-long-an-event-is-kept). */
+export const eventRetentionResponse = z.object({
+  days: z
+    .number()
+    .int()
+    .describe("how long the Tenant's Events are kept, in days from their `receivedAt`"),
+  source: z
+    .enum(['tenant', 'default'])
+    .describe("`tenant`: set for this Tenant; `default`: the installation's default applies"),
+  defaultDays: z.number().int().describe("the installation's default, in days"),
+});
+
+export const setEventRetentionBody = z.object({
+  days: z
+    .number()
+    .int()
+    .min(EVENT_RETENTION_DAYS.min)
+    .max(EVENT_RETENTION_DAYS.max)
+    .nullable()
+    .describe(
+      "how long to keep the Tenant's Events, in whole days; `null`: the installation's default, now and after it changes",
+    ),
+});
+
+/** A Tenant's deletion, accepted (202) and under way until the Tenant is gone (404). */
+export const tenantDeletionResponse = z.object({
+  id: z.uuid(),
+  status: z
+    .literal('deleting')
+    .describe('the deletion goes on in the background; once done, the Tenant is a 404'),
+  requestedAt: z.iso
+    .datetime()
+    .describe("when the deletion was first asked for: the Tenant's keys were revoked then"),
+});
+
 export const tokenResponse = z.object({
   accessToken: z.string(),
   tokenType: z.literal('Bearer'),
@@ -96,3 +132,5 @@ export const tokenResponse = z.object({
 export type TenantResponse = z.output<typeof tenantResponse>;
 export type ApiKeyResponse = z.output<typeof apiKeyResponse>;
 export type TokenResponse = z.output<typeof tokenResponse>;
+export type TenantDeletionResponse = z.output<typeof tenantDeletionResponse>;
+export type EventRetentionResponse = z.output<typeof eventRetentionResponse>;

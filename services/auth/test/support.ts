@@ -18,11 +18,16 @@ import {
   DEFAULT_EXCHANGE_GUARD_LIMITS,
   type ExchangeGuardLimits,
 } from '../src/domain/exchange-guard.js';
+import { EVENT_RETENTION_DAYS } from '../src/domain/event-retention.js';
 import { argon2Hasher, type SecretHasher } from '../src/domain/secret-hasher.js';
 import { createTokenSigner, type TokenSigner } from '../src/domain/signing-keys.js';
+import { createTenantDeleter, type TenantDeleter } from '../src/domain/tenant-deletion.js';
+import type { TenantDataService } from '../src/clients/tenant-data-services.js';
 
 export const ADMIN_TOKEN = `test-admin-${randomUUID()}`;
 export const SERVICE_TOKEN = `test-service-${randomUUID()}`;
+/** The events service's token: the one caller of the Event retention route. */
+export const EVENTS_SERVICE_TOKEN = `test-events-${randomUUID()}`;
 export const ISSUER = TEST_ISSUER;
 export const AUDIENCE = TEST_AUDIENCE;
 export { basicAuthorization as basic } from '@herald/testing';
@@ -53,6 +58,10 @@ export interface TestAuthService {
   hasher: ReturnType<typeof countingHasher>;
   close(): Promise<void>;
   admin(path: string, body?: unknown): Promise<Response>;
+  /** Any request to the service; `token` becomes the Authorization header. */
+  request: ReturnType<typeof createTestRequester>;
+  /** What runs the Tenant deletions the DELETE marks (no sweep runs unless a test starts it). */
+  tenantDeleter: TenantDeleter;
 }
 
 export interface StartOptions {
@@ -61,6 +70,12 @@ export interface StartOptions {
   guardLimits?: ExchangeGuardLimits;
   /** The guard's Redis; default the local one. */
   redisUrl?: string;
+  /** EVENT_RETENTION_DAYS_DEFAULT; default the setting's. */
+  eventRetentionDefaultDays?: number;
+  /** The services a Tenant's deletion asks to delete its data; default none. */
+  tenantDataServices?: TenantDataService[];
+  /** From a Tenant's deletion request to its second pass; default 0. */
+  tenantDeletionGraceMs?: number;
 }
 
 /**
@@ -83,20 +98,29 @@ export async function startAuthService(options: StartOptions = {}): Promise<Test
   const hasher = countingHasher();
   const logger = pino({ level: 'silent' });
   const redis = createRedis({ url: options.redisUrl ?? TEST_REDIS_URL });
+  const tenantDeleter = createTenantDeleter({
+    pool,
+    logger,
+    services: options.tenantDataServices ?? [],
+    graceMs: options.tenantDeletionGraceMs ?? 0,
+    retryDelayMs: 50,
+  });
   const app = await createApp({
     pool,
     logger,
     signer,
     hasher,
     adminToken: ADMIN_TOKEN,
-    // SERVICE_TOKEN is the contacts service's, which may call both internal routes
-    serviceCallers: parseServiceCallers(`contacts:${SERVICE_TOKEN}`),
+    // SERVICE_TOKEN is the contacts service's, which may call the tenant and revocation routes
+    serviceCallers: parseServiceCallers(`contacts:${SERVICE_TOKEN},events:${EVENTS_SERVICE_TOKEN}`),
     exchangeGuard: createExchangeGuard({
       redis,
       logger,
       limits: options.guardLimits ?? DEFAULT_EXCHANGE_GUARD_LIMITS,
       keyPrefix: `herald-test-${randomUUID()}`,
     }),
+    eventRetentionDefaultDays: options.eventRetentionDefaultDays ?? EVENT_RETENTION_DAYS.default,
+    tenantDeleter,
   });
   const running: RunningServer = await startServer(app, { host: '127.0.0.1', port: 0, logger });
   const request = createTestRequester(running.url);
@@ -105,8 +129,11 @@ export async function startAuthService(options: StartOptions = {}): Promise<Test
     pool,
     signer,
     hasher,
+    request,
+    tenantDeleter,
     close: async () => {
       await running.close();
+      await tenantDeleter.stop();
       await pool.end();
       await redis.close();
     },

@@ -10,6 +10,7 @@ import { createHttpApp, mountRoutes, type Logger } from '@herald/http';
 import type { SubscriptionMirror } from './domain/redis-mirror.js';
 import { adminHandlers } from './routes/admin.js';
 import { internalHandlers } from './routes/internal.js';
+import { tenantDeletionHandlers } from './routes/tenant-deletion.js';
 import { manifest } from './manifest.js';
 
 export interface BillingAppDeps {
@@ -26,6 +27,8 @@ export interface BillingAppDeps {
   serviceCallers: ServiceCallers;
   /** Consecutive failed payments that suspend a Tenant (3 by default). */
   suspendAfterFailures: number;
+  /** How long one call of the Tenant deletion route deletes before it answers (tests shorten it). */
+  tenantDeletionTimeBudgetMs?: number;
 }
 
 export function createApp(deps: BillingAppDeps): Express {
@@ -37,7 +40,7 @@ export function createApp(deps: BillingAppDeps): Express {
       mountRoutes(
         app,
         manifest,
-        { ...adminHandlers(deps), ...internalHandlers(deps) },
+        { ...adminHandlers(deps), ...internalHandlers(deps), ...tenantDeletionHandlers(deps) },
         {
           admin: requireAdminToken(deps.adminToken),
           service: requireServiceCaller(deps.serviceCallers),

@@ -10,7 +10,7 @@ import {
   uuidParameter,
   type RouteSpec,
 } from '@herald/http';
-import { billingRoutes, SERVICE_PORTS } from '@herald/internal-api';
+import { billingRoutes, SERVICE_PORTS, tenantDataRoutes } from '@herald/internal-api';
 import { TOPICS } from '@herald/messages';
 import { subscriptionStatusResponse } from './schemas.js';
 import { configSchema, migrationConfigSchema } from './config.js';
@@ -97,6 +97,8 @@ export const manifest = defineService({
     },
     // Its route for the other services is defined with the clients that call it.
     subscriptionSnapshot: billingRoutes.subscriptionSnapshot,
+    // The auth service's call for a Tenant's deletion, defined with its client.
+    deleteTenantData: tenantDataRoutes.deleteTenantData,
   },
   prefixes: [{ prefix: '/internal', access: 'service' }],
 });

@@ -14,6 +14,7 @@ import { adminHandlers } from './routes/admin.js';
 import { contactHandlers } from './routes/contacts.js';
 import { exportEraseHandlers } from './routes/export-erase.js';
 import { internalHandlers } from './routes/internal.js';
+import { tenantDeletionHandlers } from './routes/tenant-deletion.js';
 import { manifest } from './manifest.js';
 
 export interface ContactsAppDeps {
@@ -31,6 +32,8 @@ export interface ContactsAppDeps {
   tenantExists: TenantDirectory;
   /** Base URLs of the services holding data about Contacts (export and erasure); default none. */
   contactDataServiceUrls?: readonly string[];
+  /** How long one call of the Tenant deletion route deletes before it answers (tests shorten it). */
+  tenantDeletionTimeBudgetMs?: number;
 }
 
 export function createApp(deps: ContactsAppDeps): Express {
@@ -51,6 +54,7 @@ export function createApp(deps: ContactsAppDeps): Express {
           ...exportEraseHandlers(deps),
           ...adminHandlers(deps),
           ...internalHandlers(deps),
+          ...tenantDeletionHandlers(deps),
         },
         {
           bearer: (scope, options) => deps.policy.guard({ scope: scope as Scope, ...options }),

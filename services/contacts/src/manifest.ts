@@ -13,7 +13,7 @@ import {
   uuidParameter,
   type RouteSpec,
 } from '@herald/http';
-import { contactsRoutes, SERVICE_PORTS } from '@herald/internal-api';
+import { contactsRoutes, SERVICE_PORTS, tenantDataRoutes } from '@herald/internal-api';
 import { TOPICS } from '@herald/messages';
 import { contactResponse, contactWriteBody, externalId, organizationBody } from './schemas.js';
 import { configSchema, migrationConfigSchema } from './config.js';
@@ -265,6 +265,8 @@ export const manifest = defineService({
     },
     // Its route for the other services is defined with the client that calls it.
     resolveIdentities: contactsRoutes.resolveIdentities,
+    // The auth service's call for a Tenant's deletion, defined with its client.
+    deleteTenantData: tenantDataRoutes.deleteTenantData,
   },
   prefixes: [{ prefix: '/internal', access: 'service' }],
 });

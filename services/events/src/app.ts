@@ -20,6 +20,7 @@ import { createRecorder, type RecorderOptions } from './recording/recording-batc
 import { adminHandlers } from './catalog/routes.js';
 import { eventHandlers } from './recording/routes.js';
 import { internalHandlers } from './export-erasure/routes.js';
+import { tenantDeletionHandlers } from './tenant-deletion/routes.js';
 import { manifest } from './manifest.js';
 
 export interface EventsAppDeps {
@@ -50,6 +51,8 @@ export interface EventsAppDeps {
   exportPool?: Pool;
   /** Exports streaming at once, in all and per Tenant (EXPORT_* settings); defaults in export-erasure/export.ts. */
   exportLimits?: Partial<ExportLimits>;
+  /** How long one call of the Tenant deletion route deletes before it answers (tests shorten it). */
+  tenantDeletionTimeBudgetMs?: number;
 }
 
 export const RECORDING_DEFAULTS = { maxBatchEvents: 500, maxWaitMs: 1 } as const;
@@ -79,7 +82,12 @@ export function createApp(deps: EventsAppDeps): Express {
       mountRoutes(
         app,
         manifest,
-        { ...eventHandlers(recording), ...adminHandlers(deps), ...internalHandlers(deps) },
+        {
+          ...eventHandlers(recording),
+          ...adminHandlers(deps),
+          ...internalHandlers(deps),
+          ...tenantDeletionHandlers(deps),
+        },
         {
           bearer: (scope, options) => deps.policy.guard({ scope: scope as Scope, ...options }),
           admin: requireAdminToken(deps.adminToken),

@@ -12,6 +12,9 @@ import { loadEventsConfig } from './config.js';
 import { contactsIdentityResolver } from './identity-projection/clients/contacts-identity-resolver.js';
 import { coalescedIdentityResolver } from './identity-projection/coalesced-identity-resolver.js';
 import { projectedIdentityResolver } from './identity-projection/projected-identity-resolver.js';
+import { startEventsUpkeep } from './partitions/upkeep-job.js';
+import { DAY_MS } from './retention/retention-policy.js';
+import { authRetentionSource, longestRetentionDays, sweepRetention } from './retention/sweep.js';
 import { createPublishPace } from './recording/publish-pace.js';
 
 const config = loadEventsConfig();
@@ -82,6 +85,28 @@ const app = createApp({
   },
 });
 
+// Partitions ahead and retention. Its own connections: a slow drop or sweep never takes one
+// recording needs.
+const upkeepPool = createPool({ ...database, applicationName: 'herald-events-upkeep', max: 2 });
+const retention = authRetentionSource({
+  authUrl: config.SERVICE_URL_AUTH,
+  serviceToken: config.SERVICE_TOKEN,
+});
+const upkeep = startEventsUpkeep({
+  pool: upkeepPool,
+  logger,
+  partitionMs: config.EVENTS_PARTITION_DAYS * DAY_MS,
+  ahead: config.EVENTS_PARTITIONS_AHEAD,
+  intervalMs: config.EVENTS_UPKEEP_INTERVAL_MS,
+  // Unknown while auth does not answer: nothing is dropped then.
+  longestRetentionMs: () =>
+    retention().then(
+      (settings) => longestRetentionDays(settings) * DAY_MS,
+      () => undefined,
+    ),
+  afterPartitions: () => sweepRetention({ pool: upkeepPool, retention, logger }),
+});
+
 await startServer(app, {
   host: config.HOST,
   port: config.PORT,
@@ -91,10 +116,12 @@ await startServer(app, {
   onShutdown: [
     () => Promise.resolve(publicApi.stop()),
     () => Promise.resolve(pace?.stop()),
+    () => upkeep.stop(),
     // No request is in flight any more: nothing waits for Redis.
     () => Promise.resolve(redis.destroy()),
     () => pool.end(),
     () => exportPool.end(),
+    () => upkeepPool.end(),
     shutdownTelemetry,
   ],
 });

@@ -14,7 +14,7 @@ import {
   uuidParameter,
   type RouteSpec,
 } from '@herald/http';
-import { contactDataRoutes, SERVICE_PORTS } from '@herald/internal-api';
+import { contactDataRoutes, SERVICE_PORTS, tenantDataRoutes } from '@herald/internal-api';
 import { TOPICS } from '@herald/messages';
 import { EVENT_ROUTES, eventFieldName, type EventRoute } from './recording/event-batch.js';
 import { acceptedResponse, eventNamesResponse, MAX_EVENTS_PER_REQUEST } from './schemas.js';
@@ -117,7 +117,7 @@ export const manifest = defineService({
       secrets: SECRETS,
       settings: settingsOf(configSchema, SECRETS),
       calls: {
-        auth: 'tenants, JWKS, revocations',
+        auth: 'tenants, JWKS, revocations, Event retention',
         contacts: 'identity resolution',
         billing: 'subscriptions',
       },
@@ -199,6 +199,8 @@ export const manifest = defineService({
     // defined with its client.
     exportContactEvents: contactDataRoutes.exportContactEvents,
     eraseContactEvents: contactDataRoutes.eraseContactEvents,
+    // The auth service's call for a Tenant's deletion, defined with its client.
+    deleteTenantData: tenantDataRoutes.deleteTenantData,
   },
   prefixes: [
     // Publishable keys call the Event routes from browsers: CORS on every answer, errors included.

@@ -58,6 +58,22 @@ const routes = {
     method: 'GET',
     path: `/internal/v1/tenants/${tenantId}/subscription`,
   },
+  // A Tenant's deletion (a Tenant nobody created: nothing to delete, done).
+  contactsDeleteTenant: {
+    service: 'contacts',
+    method: 'POST',
+    path: `/internal/v1/tenants/${tenantId}/delete`,
+  },
+  eventsDeleteTenant: {
+    service: 'events',
+    method: 'POST',
+    path: `/internal/v1/tenants/${tenantId}/delete`,
+  },
+  billingDeleteTenant: {
+    service: 'billing',
+    method: 'POST',
+    path: `/internal/v1/tenants/${tenantId}/delete`,
+  },
 } as const;
 type RouteName = keyof typeof routes;
 
@@ -85,6 +101,15 @@ describe('the internal routes on the local stack', () => {
     });
   });
 
+  it("when the contacts process's token calls the events service's Tenant deletion, which only auth may call, then 403 and nothing is done", async () => {
+    const res = await callInternal('eventsDeleteTenant', tokenOf('contacts'));
+    expect(res.status).toBe(403);
+    expect(await res.json()).toEqual({
+      code: 'forbidden',
+      message: `contacts may not call POST /internal/v1/tenants/${tenantId}/delete`,
+    });
+  });
+
   it.each<[string, RouteName]>([
     // billing calls neither contacts nor events
     ['billing', 'contactsResolve'],
@@ -95,6 +120,9 @@ describe('the internal routes on the local stack', () => {
     ['events', 'eventsErase'],
     // only the events service resolves identities
     ['contacts', 'contactsResolve'],
+    // only the auth service deletes a Tenant's data; billing calls no one but auth
+    ['billing', 'contactsDeleteTenant'],
+    ['billing', 'eventsDeleteTenant'],
   ])(
     "when the %s process's token calls %s, of a service that no route lets it call, then 401 and nothing is done",
     async (caller, route) => {
@@ -114,6 +142,9 @@ describe('the internal routes on the local stack', () => {
     ['events', 'contactsResolve'],
     ['contacts', 'eventsExport'],
     ['events', 'billingSubscription'],
+    ['auth', 'contactsDeleteTenant'],
+    ['auth', 'eventsDeleteTenant'],
+    ['auth', 'billingDeleteTenant'],
   ])(
     "when the %s process's token calls %s, which its manifest names it for, then it is let in",
     async (caller, route) => {

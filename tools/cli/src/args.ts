@@ -98,6 +98,11 @@ export function parseInvocation(argv: readonly string[]): Invocation {
         command,
       });
     }
+    if (value !== undefined && flag.pattern && !flag.pattern.regex.test(value)) {
+      throw new UsageError(`--${name} must be ${flag.pattern.describes} (got "${value}")`, {
+        command,
+      });
+    }
     values[name] = value ?? flag.default;
   }
 

@@ -12,6 +12,8 @@ export interface Flag {
   readonly help: string;
   readonly required?: boolean;
   readonly choices?: readonly string[];
+  /** A value must match it, e.g. a whole number; `describes` says how in the usage error. */
+  readonly pattern?: { readonly regex: RegExp; readonly describes: string };
   readonly default?: string;
 }
 
@@ -22,8 +24,11 @@ export interface Command {
   readonly group: string;
   readonly action: string;
   readonly summary: string;
-  readonly method: 'GET' | 'POST';
-  /** `{flag}` placeholders are filled with that (required) option's value, percent-encoded. */
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /**
+   * `{flag}` placeholders (in the query too) are filled with that (required) option's value,
+   * percent-encoded.
+   */
   readonly path: string;
   readonly flags: Readonly<Record<string, Flag>>;
   /** The JSON body; commands without one send none. `undefined` members are left out. */
@@ -51,6 +56,23 @@ export const commands: readonly Command[] = [
     flags: { name: { value: '<name>', help: 'the tenant name', required: true } },
     body: (v) => ({ name: v.name }),
     example: 'herald-admin tenants create --name "Acme Inc" --get id',
+  },
+  {
+    group: 'tenants',
+    action: 'delete',
+    summary:
+      'Delete a tenant and everything it holds (keys, contacts, events, organizations, billing), permanently. Its keys stop working at once; the rest goes on in the background: run the command again to see, it answers "deleting" until the tenant is gone, then not_found.',
+    method: 'DELETE',
+    path: '/admin/v1/tenants/{tenant}?confirm={confirm}',
+    flags: {
+      tenant,
+      confirm: {
+        value: '<id>',
+        help: 'the tenant id again: without it, or with another, nothing is deleted',
+        required: true,
+      },
+    },
+    example: 'herald-admin tenants delete --tenant "$TENANT" --confirm "$TENANT"',
   },
   {
     group: 'keys',
@@ -155,6 +177,35 @@ export const commands: readonly Command[] = [
     path: '/admin/v1/tenants/{tenant}/event-names',
     flags: { tenant },
     example: 'herald-admin event-names list --tenant "$TENANT"',
+  },
+  {
+    group: 'event-retention',
+    action: 'show',
+    summary:
+      "Show how long a tenant's Events are kept, in days, and whether that is its own retention or the default.",
+    method: 'GET',
+    path: '/admin/v1/tenants/{tenant}/event-retention',
+    flags: { tenant },
+    example: 'herald-admin event-retention show --tenant "$TENANT" --get days',
+  },
+  {
+    group: 'event-retention',
+    action: 'set',
+    summary:
+      "Set how long a tenant's Events are kept. Shortening it deletes the older Events at the events service's next sweep, for good.",
+    method: 'PUT',
+    path: '/admin/v1/tenants/{tenant}/event-retention',
+    flags: {
+      tenant,
+      days: {
+        value: '<n|default>',
+        help: 'whole days from when an Event was recorded (1 to 3650), or "default" for the installation default',
+        required: true,
+        pattern: { regex: /^(default|[0-9]+)$/, describes: 'a whole number of days or "default"' },
+      },
+    },
+    body: (v) => ({ days: v.days === 'default' ? null : Number(v.days) }),
+    example: 'herald-admin event-retention set --tenant "$TENANT" --days 90',
   },
 ];
 

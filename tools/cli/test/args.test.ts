@@ -65,6 +65,8 @@ describe('usage errors', () => {
     [['tenants', 'create'], /^error: missing required option --name <name>\n/],
     [['tenants', 'create', '--name', ''], /^error: missing required option --name <name>\n/],
     [['keys', 'revoke', '--tenant', TENANT], /^error: missing required option --client-id/],
+    [['tenants', 'delete', '--tenant', TENANT], /^error: missing required option --confirm <id>\n/],
+    [['tenants', 'delete', '--confirm', TENANT], /^error: missing required option --tenant <id>\n/],
     [['keys', 'create', '--client-id', 'ck_x'], /^error: "keys create" has no option --client-id/],
     [['tenants', 'create', '--name', 'A', '--tenant', TENANT], /has no option --tenant/],
     [['tenants', 'create', '--nmae', 'A'], /^error: unknown option --nmae\n/],
@@ -74,6 +76,19 @@ describe('usage errors', () => {
       /--kind must be one of secret, publishable \(got "root"\)/,
     ],
     [['tenants', 'create', 'Acme'], /^error: unexpected argument "Acme"/],
+    [
+      ['event-retention', 'set', '--tenant', TENANT],
+      /^error: missing required option --days <n\|default>\n/,
+    ],
+    [
+      ['event-retention', 'set', '--tenant', TENANT, '--days', '1.5'],
+      /^error: --days must be a whole number of days or "default" \(got "1.5"\)\n/,
+    ],
+    [
+      ['event-retention', 'set', '--tenant', TENANT, '--days', 'forever'],
+      /^error: --days must be a whole number of days or "default" \(got "forever"\)/,
+    ],
+    [['event-retention', 'set', '--tenant', TENANT, '--days', '-3'], /--days/],
     [['tenants', 'create', '--name', 'A', '--get', ''], /^error: --get needs a field name/],
   ])(
     'when running %j, then a clear message on stderr, exit code 2 and nothing sent',

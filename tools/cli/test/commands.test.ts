@@ -20,6 +20,7 @@ describe('the command table', () => {
     expect(commands.map((c) => `${c.method} ${c.path}`).sort()).toEqual(
       [
         'POST /admin/v1/tenants',
+        'DELETE /admin/v1/tenants/{tenant}?confirm={confirm}',
         'POST /admin/v1/tenants/{tenant}/api-keys',
         'POST /admin/v1/tenants/{tenant}/api-keys/{client-id}/revoke',
         'POST /admin/v1/tenants/{tenant}/organizations',
@@ -27,6 +28,8 @@ describe('the command table', () => {
         'POST /admin/v1/tenants/{tenant}/billing/payment-details',
         'GET /admin/v1/tenants/{tenant}/billing',
         'GET /admin/v1/tenants/{tenant}/event-names',
+        'GET /admin/v1/tenants/{tenant}/event-retention',
+        'PUT /admin/v1/tenants/{tenant}/event-retention',
       ].sort(),
     );
   });
@@ -52,6 +55,12 @@ describe('requests', () => {
       'POST',
       '/admin/v1/tenants',
       { name: 'Acme Inc' },
+    ],
+    [
+      ['tenants', 'delete', '--tenant', TENANT, '--confirm', TENANT],
+      'DELETE',
+      `${base}?confirm=${TENANT}`,
+      undefined,
     ],
     [['keys', 'create', '--tenant', TENANT], 'POST', `${base}/api-keys`, { kind: 'secret' }],
     [
@@ -128,6 +137,19 @@ describe('requests', () => {
       undefined,
     ],
     [['event-names', 'list', '--tenant', TENANT], 'GET', `${base}/event-names`, undefined],
+    [['event-retention', 'show', '--tenant', TENANT], 'GET', `${base}/event-retention`, undefined],
+    [
+      ['event-retention', 'set', '--tenant', TENANT, '--days', '90'],
+      'PUT',
+      `${base}/event-retention`,
+      { days: 90 },
+    ],
+    [
+      ['event-retention', 'set', '--tenant', TENANT, '--days', 'default'],
+      'PUT',
+      `${base}/event-retention`,
+      { days: null },
+    ],
   ])('when running %j, then it sends %s %s with body %j', async (argv, method, path, body) => {
     const result = await run(argv, env());
 
@@ -161,6 +183,31 @@ describe('requests', () => {
     );
   });
 
+  it('when the confirmation holds reserved characters, then it is percent-encoded in the query', async () => {
+    await run(['tenants', 'delete', '--tenant', TENANT, '--confirm', 'a&b=c d'], env());
+
+    expect(api.requests[0]?.path).toBe(`${base}?confirm=a%26b%3Dc%20d`);
+  });
+
+  it('when a deletion is under way, then its answer is printed; once it is done, the 404 is an error (exit 1)', async () => {
+    const deleting = { id: TENANT, status: 'deleting', requestedAt: '2026-11-22T01:24:46.123Z' };
+    api.answer = { status: 202, body: deleting };
+    const argv = ['tenants', 'delete', '--tenant', TENANT, '--confirm', TENANT];
+
+    expect(await run([...argv, '--get', 'status'], env())).toEqual({
+      code: 0,
+      stdout: 'deleting\n',
+      stderr: '',
+    });
+
+    api.answer = { status: 404, body: { code: 'not_found', message: 'no such tenant' } };
+    expect(await run(argv, env())).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'error: not_found: no such tenant (HTTP 404)\n',
+    });
+  });
+
   it('when HERALD_URL has a path prefix and a trailing slash, then the routes go under it', async () => {
     await run(['tenants', 'create', '--name', 'Acme'], {
       ...env(),
@@ -168,5 +215,41 @@ describe('requests', () => {
     });
 
     expect(api.requests[0]?.path).toBe('/herald/admin/v1/tenants');
+  });
+});
+
+describe('event retention', () => {
+  it('when the retention is shown with --get days, then only the number is printed', async () => {
+    api.answer = { status: 200, body: { days: 730, source: 'default', defaultDays: 730 } };
+
+    const result = await run(
+      ['event-retention', 'show', '--tenant', TENANT, '--get', 'days'],
+      env(),
+    );
+
+    expect(result).toEqual({ code: 0, stdout: '730\n', stderr: '' });
+  });
+
+  it('when the API refuses the number of days, then its validation error is printed and the exit code is 1', async () => {
+    api.answer = {
+      status: 400,
+      body: {
+        code: 'validation_error',
+        message: 'body.days: Too big: expected number to be <=3650',
+      },
+    };
+
+    const result = await run(
+      ['event-retention', 'set', '--tenant', TENANT, '--days', '5000'],
+      env(),
+    );
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'error: validation_error: body.days: Too big: expected number to be <=3650 (HTTP 400)\n',
+    });
+    expect(JSON.parse(api.requests[0]!.body)).toEqual({ days: 5000 });
   });
 });

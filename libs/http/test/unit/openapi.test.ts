@@ -48,6 +48,40 @@ describe('buildOpenApi', () => {
     expect(op.responses['405'].headers.Allow).toEqual({ $ref: '#/components/headers/Allow' });
   });
 
+  it('when a DELETE operation has query parameters, then they follow the path parameters, required unless said otherwise', () => {
+    const doc = buildOpenApi({ title: 'T', version: '1' }, [
+      {
+        operationId: 'deleteThing',
+        method: 'delete',
+        path: '/admin/v1/things/{id}',
+        summary: 'Delete a thing',
+        tag: 'Operator API',
+        auth: { kind: 'admin' },
+        pathParameters: { id: { description: 'the id' } },
+        queryParameters: {
+          confirm: { description: 'the id again', schema: z.string() },
+          note: { description: 'why', required: false },
+        },
+        responses: { 202: { description: 'accepted' } },
+      },
+    ]);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- walking a JSON document
+    const op = (doc.paths as Record<string, Record<string, any>>)['/admin/v1/things/{id}']!.delete;
+    expect(op.parameters).toEqual([
+      expect.objectContaining({ name: 'id', in: 'path', required: true }),
+      expect.objectContaining({
+        name: 'confirm',
+        in: 'query',
+        required: true,
+        description: 'the id again',
+        schema: expect.objectContaining({ type: 'string' }),
+      }),
+      expect.objectContaining({ name: 'note', in: 'query', required: false }),
+    ]);
+    expect(op.security).toEqual([{ adminToken: [] }]);
+    expect(op.responses['413']).toBeDefined();
+  });
+
   it("when an ingress controller answers 502 or 504 itself, then its own page is documented, not Herald's error body", () => {
     const doc = buildOpenApi({ title: 'T', version: '1' }, [
       {

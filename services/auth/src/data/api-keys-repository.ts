@@ -92,12 +92,20 @@ export async function markApiKeyRevoked(
   return rowCount === 1;
 }
 
-/** ClientIDs revoked in the last `seconds` (their tokens may still be unexpired). */
+/**
+ * ClientIDs revoked in the last `seconds` (their tokens may still be unexpired): of live keys, and
+ * of the keys of deleted Tenants, which only their ClientID outlives.
+ */
 export async function clientIdsRevokedWithin(db: Queryable, seconds: number): Promise<string[]> {
   const { rows } = await db.query<{ client_id: string }>(
-    `select client_id from api_keys
-         where revoked_at is not null and revoked_at > now() - make_interval(secs => $1)
-         order by revoked_at`,
+    `select client_id from (
+         select client_id, revoked_at from api_keys
+           where revoked_at is not null and revoked_at > now() - make_interval(secs => $1)
+         union all
+         select client_id, revoked_at from deleted_key_revocations
+           where revoked_at > now() - make_interval(secs => $1)
+       ) revoked
+       order by revoked_at`,
     [seconds],
   );
   return rows.map((r) => r.client_id);

@@ -29,7 +29,23 @@ export async function insertTenant(
   return toTenant(rows[0]!);
 }
 
+/** Whether the Tenant exists and is not being deleted (one being deleted is gone for everyone). */
 export async function tenantExists(db: Queryable, id: string): Promise<boolean> {
-  const { rowCount } = await db.query('select 1 from tenants where id = $1', [id]);
+  const { rowCount } = await db.query(
+    'select 1 from tenants where id = $1 and deletion_requested_at is null',
+    [id],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * Locks the Tenant's row against its deletion until the transaction ends (a key being created);
+ * false when it does not exist or is being deleted.
+ */
+export async function lockLiveTenant(db: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'select 1 from tenants where id = $1 and deletion_requested_at is null for share',
+    [id],
+  );
   return rowCount === 1;
 }

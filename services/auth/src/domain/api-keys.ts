@@ -4,13 +4,14 @@ import {
   REVOCATION_LIST_WINDOW_SECONDS,
   type Scope,
 } from '@herald/auth';
-import type { Pool } from '@herald/db';
+import { withTransaction, type Pool } from '@herald/db';
 import { errors } from '@herald/errors';
 import {
   clientIdsRevokedWithin,
   insertApiKey,
   markApiKeyRevoked,
 } from '../data/api-keys-repository.js';
+import { lockLiveTenant } from '../data/tenants-repository.js';
 import { newClientId, newSecret, type KeyKind } from './credentials.js';
 import type { SecretHasher } from './secret-hasher.js';
 import { assertTenantExists } from './tenants.js';
@@ -76,14 +77,20 @@ export async function createApiKey(
   await assertTenantExists(deps, input.tenantId);
   const scopes = scopesFor(input.kind, input.scopes);
   const secret = input.kind === 'secret' ? newSecret() : undefined;
-  const key = await insertApiKey(deps.pool, {
-    clientId: newClientId(input.kind),
-    tenantId: input.tenantId,
-    kind: input.kind,
-    secretHash: secret === undefined ? null : await deps.hasher.hash(secret),
-    scopes,
-    name: input.name ?? null,
-    ...rules,
+  const secretHash = secret === undefined ? null : await deps.hasher.hash(secret);
+  // With the Tenant's row locked: a deletion requested meanwhile either revokes this key or,
+  // having committed first, makes it a 404 (tenant-deletion-repository.ts).
+  const key = await withTransaction(deps.pool, async (client) => {
+    if (!(await lockLiveTenant(client, input.tenantId))) throw errors.notFound('no such tenant');
+    return insertApiKey(client, {
+      clientId: newClientId(input.kind),
+      tenantId: input.tenantId,
+      kind: input.kind,
+      secretHash,
+      scopes,
+      name: input.name ?? null,
+      ...rules,
+    });
   });
   return {
     clientId: key.clientId,

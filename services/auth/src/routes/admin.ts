@@ -2,11 +2,18 @@ import { errors } from '@herald/errors';
 import { parseOrThrow, uuidParam, type RouteHandlers } from '@herald/http';
 import { createApiKey, revokeApiKey, type ApiKeyDeps } from '../domain/api-keys.js';
 import { isClientId } from '../domain/credentials.js';
+import {
+  setTenantEventRetention,
+  tenantEventRetention,
+  type EventRetentionDeps,
+} from '../domain/event-retention.js';
 import { createTenant } from '../domain/tenants.js';
 import {
   createApiKeyBody,
   createTenantBody,
+  setEventRetentionBody,
   type ApiKeyResponse,
+  type EventRetentionResponse,
   type TenantResponse,
 } from '../schemas.js';
 import type { manifest } from '../manifest.js';
@@ -46,6 +53,28 @@ export function adminHandlers(
     revokeApiKey: async (req, res) => {
       await revokeApiKey(deps, tenantIdOf(req.params.tenantId), clientIdOf(req.params.clientId));
       res.status(204).end();
+    },
+  };
+}
+
+/** Operator API: how long a Tenant's Events are kept. */
+export function eventRetentionHandlers(
+  deps: EventRetentionDeps,
+): Pick<RouteHandlers<typeof manifest.routes>, 'tenantEventRetention' | 'setTenantEventRetention'> {
+  return {
+    tenantEventRetention: async (req, res) => {
+      const body: EventRetentionResponse = await tenantEventRetention(
+        deps,
+        tenantIdOf(req.params.tenantId),
+      );
+      res.json(body);
+    },
+    setTenantEventRetention: async (req, res) => {
+      // A malformed id names no Tenant: 404 whatever the body, as for the API key routes.
+      const tenantId = tenantIdOf(req.params.tenantId);
+      const { days } = parseOrThrow(setEventRetentionBody, req.body);
+      const body: EventRetentionResponse = await setTenantEventRetention(deps, tenantId, days);
+      res.json(body);
     },
   };
 }

@@ -2,6 +2,7 @@ import type { Pool } from '@herald/db';
 import { uuidParam, type RouteHandlers } from '@herald/http';
 import type { AnswerOf, authRoutes } from '@herald/internal-api';
 import { recentlyRevokedClientIds } from '../domain/api-keys.js';
+import { eventRetentionOverview, type EventRetentionDeps } from '../domain/event-retention.js';
 import { assertTenantExists } from '../domain/tenants.js';
 import type { manifest } from '../manifest.js';
 
@@ -23,6 +24,18 @@ export function internalHandlers(deps: {
       const body: AnswerOf<Routes['revokedKeys']> = {
         clientIds: await recentlyRevokedClientIds(deps),
       };
+      res.json(body);
+    },
+  };
+}
+
+/** The events service's retention sweep reads every Tenant's retention here. */
+export function eventRetentionInternalHandlers(
+  deps: EventRetentionDeps,
+): Pick<RouteHandlers<typeof manifest.routes>, 'eventRetentionOverview'> {
+  return {
+    eventRetentionOverview: async (_req, res) => {
+      const body: AnswerOf<Routes['eventRetentionOverview']> = await eventRetentionOverview(deps);
       res.json(body);
     },
   };

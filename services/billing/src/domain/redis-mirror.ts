@@ -1,6 +1,6 @@
 import type { Pool } from '@herald/db';
 import type { Logger } from '@herald/http';
-import { storeSubscriptionState } from '@herald/policy';
+import { storeSubscriptionState, subscriptionKey } from '@herald/policy';
 import { createRedisGuard, type Redis } from '@herald/redis';
 import {
   findBehindRedis,
@@ -22,6 +22,11 @@ import {
 export interface SubscriptionMirror {
   /** Writes the snapshot now; false (logged, counted) when Redis failed. Never rejects. */
   store(row: SubscriptionRow): Promise<boolean>;
+  /**
+   * Removes a deleted Tenant's copy, which has no expiry; rejects when Redis fails, so that the
+   * deletion is tried again rather than leaving the copy behind.
+   */
+  forget(tenantId: string): Promise<void>;
   /** One pass of the loop: rewrites what Redis is behind on; resolves with how many. */
   syncOnce(): Promise<number>;
   /** Runs the loop in the background until `stop`. */
@@ -152,6 +157,20 @@ export function createSubscriptionMirror(options: SubscriptionMirrorOptions): Su
         return true;
       } catch {
         return false;
+      }
+    },
+    async forget(tenantId) {
+      let timer: NodeJS.Timeout | undefined;
+      const tooSlow = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+      });
+      try {
+        await Promise.race([redis.del(subscriptionKey(tenantId)), tooSlow]);
+      } finally {
+        clearTimeout(timer);
       }
     },
     syncOnce,

@@ -21,3 +21,16 @@ export function erasureMessages(tenantId: string, contactId: string): OutboxMess
     { topic: TOPICS.contactsErased, key: contactId, value: erased, subjectId: null },
   ];
 }
+
+/**
+ * Tombstones (null values) on the compacted changed topic for Contacts deleted with their Tenant:
+ * compaction then drops their snapshots. No subjectId, like an erasure's.
+ */
+export function contactTombstones(contactIds: readonly string[]): OutboxMessage[] {
+  return contactIds.map((contactId) => ({
+    topic: TOPICS.contactsChanged,
+    key: contactId,
+    value: null,
+    subjectId: null,
+  }));
+}

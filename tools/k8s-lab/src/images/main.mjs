@@ -91,7 +91,7 @@ const chartValues = stackValues({
   secrets: {
     adminToken: adminToken(),
     serviceTokens: Object.fromEntries(
-      ['contacts', 'events', 'billing'].map((name) => [name, serviceToken(name)]),
+      ['auth', 'contacts', 'events', 'billing'].map((name) => [name, serviceToken(name)]),
     ),
     authSigningKeys: signingKeys(),
   },

@@ -34,6 +34,7 @@ export function writeSecretValues() {
       existingSecret: '',
       adminToken: adminToken(),
       serviceTokens: {
+        auth: serviceToken('auth'),
         contacts: serviceToken('contacts'),
         events: serviceToken('events'),
         billing: serviceToken('billing'),

@@ -45,6 +45,12 @@ export const tenantDeletionExample = {
 };
 
 /** The same without `confirm`. */
+export const tenantDeletionMismatchExample = {
+  code: 'conflict',
+  message:
+    'query.confirm: names another tenant than 80e5b440-6883-43d9-b47a-ab9291d1fa23; to delete this tenant and everything it holds, send its id again as confirm=80e5b440-6883-43d9-b47a-ab9291d1fa23; nothing was deleted',
+};
+
 export const tenantDeletionUnconfirmedExample = {
   code: 'validation_error',
   message:

@@ -36,6 +36,7 @@ import {
   invalidClientExample,
   noSuchApiKeyExample,
   tenantDeletionExample,
+  tenantDeletionMismatchExample,
   tenantDeletionUnconfirmedExample,
   tenantExample,
   tenantInvalidExample,
@@ -187,7 +188,8 @@ export const manifest = defineService({
         confirm: {
           description:
             "the Tenant's id again, as in the path: the typed confirmation that this Tenant is to be deleted",
-          schema: z.string(),
+          schema: z.uuid(),
+          required: true,
         },
       },
       responses: {
@@ -198,13 +200,18 @@ export const manifest = defineService({
           example: tenantDeletionExample,
         },
         400: {
-          description:
-            'validation_error: `confirm` is missing or is not the Tenant id of the path; nothing was done',
+          description: 'validation_error: `confirm` is missing or no Tenant id; nothing was done',
           schema: standardError,
           example: tenantDeletionUnconfirmedExample,
         },
         401: unauthorizedAdmin,
         404: noSuchTenant,
+        409: {
+          description:
+            'conflict: `confirm` is not the Tenant id of the path (another Tenant, or a typo); nothing was done',
+          schema: standardError,
+          example: tenantDeletionMismatchExample,
+        },
       },
     },
     createApiKey: {

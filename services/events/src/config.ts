@@ -119,8 +119,9 @@ export const configSchema = z
       .describe(
         'Contact exports of one Tenant streaming at once per replica; beyond it 429 with `Retry-After`; above `EXPORT_MAX_CONCURRENT` it acts as `EXPORT_MAX_CONCURRENT`',
       ),
-    // Measured (docs/capacity.md): a week keeps a year of Events in 52 partitions, each dropped
-    // whole in milliseconds, while a Contact's export still reads every partition's index fast.
+    // Measured (docs/benchmark-findings.md): a week keeps a year of Events in 52 partitions, each
+    // dropped whole in milliseconds, while a Contact's export, which plans and probes every
+    // partition, stays fast; a day's partitions made it several times slower.
     EVENTS_PARTITION_DAYS: z.coerce
       .number()
       .int()

@@ -393,3 +393,50 @@ export const UUID = UUID_PATTERN;
 
 /** A local HTTP server standing in for another service (the seam, never the real thing). */
 export const startFakeService = startStandInServer;
+
+/** A steady recording load, from `startRecording` until `stop()`. */
+export interface RecordingLoad {
+  /** Answers by status, every request counted. */
+  statuses: Map<number, number>;
+  /** Requests sent so far. */
+  sent(): number;
+  /** Stops the loops and waits for their requests in flight. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Records single Events for one Contact by id from `workers` loops until stopped: the load a
+ * schema change or partition upkeep must not disturb. Each loop pauses `pauseMs` after each
+ * answer, so the load stays within the key's rate budget (100/s after a burst of 1,000) however
+ * fast the machine.
+ */
+export function startRecording(
+  svc: TestEventsService,
+  load: { token: string; contactId: string; eventName: string; workers?: number; pauseMs?: number },
+): RecordingLoad {
+  const statuses = new Map<number, number>();
+  let sent = 0;
+  let running = true;
+  const worker = async () => {
+    while (running) {
+      sent += 1;
+      const res = await svc.record('by-contact-id', load.token, {
+        contactId: load.contactId,
+        eventName: load.eventName,
+        occurredAt: new Date().toISOString(),
+      });
+      await res.arrayBuffer();
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      await new Promise((resolve) => setTimeout(resolve, load.pauseMs ?? 20));
+    }
+  };
+  const loops = Promise.all(Array.from({ length: load.workers ?? 4 }, worker));
+  return {
+    statuses,
+    sent: () => sent,
+    async stop() {
+      running = false;
+      await loops;
+    },
+  };
+}

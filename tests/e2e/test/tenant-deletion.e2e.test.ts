@@ -8,7 +8,14 @@ import path from 'node:path';
 import { createPool, type Pool } from '@herald/db';
 import { tenantDeletedMessage, TOPICS } from '@herald/messages';
 import type { RedisClient } from '@herald/redis';
-import { pollUntil, testDatabaseUrl, watchTenant, type TenantWatch } from '@herald/testing';
+import {
+  pollUntil,
+  DUMP_SEARCH_TIMEOUT_MS,
+  searchHeraldDatabaseDumps,
+  testDatabaseUrl,
+  watchTenant,
+  type TenantWatch,
+} from '@herald/testing';
 import { createRedis, subscriptionKeyFor } from './redis-support.js';
 import {
   admin,
@@ -234,6 +241,13 @@ describe('offboarding a Tenant', () => {
         [key.clientId]: ['herald_auth.deleted_key_revocations'],
       });
 
+      // And what a backup would hold: a dump of every Herald database (schema and data).
+      const dumps = await searchHeraldDatabaseDumps([tenantId, ...contactIds]);
+      expect(dumps.databases).toEqual(expect.arrayContaining(DATABASES));
+      expect(
+        Object.fromEntries([tenantId, ...contactIds].map((v) => [v, dumps.holding(v)])),
+      ).toEqual(Object.fromEntries([tenantId, ...contactIds].map((v) => [v, []])));
+
       // Redis: the subscription copy (which never expires) is gone; what is left expires alone.
       const redis = await createRedis();
       try {
@@ -253,7 +267,8 @@ describe('offboarding a Tenant', () => {
         redis.destroy();
       }
     },
-    // The deletion, and each search of the databases (a full read of tables a benchmark grew).
-    DELETION_TIMEOUT_MS + 240_000,
+    // The deletion, and each search of the databases (a full read of tables a benchmark grew),
+    // then their dumps.
+    DELETION_TIMEOUT_MS + 240_000 + DUMP_SEARCH_TIMEOUT_MS,
   );
 });

@@ -14,11 +14,18 @@ import type { manifest } from '../manifest.js';
  * as `confirm=true` is pasted along with any command; the id makes the caller name the Tenant
  * twice, so a wrong variable in a script deletes nothing.
  */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 function assertConfirmed(confirm: unknown, tenantId: string): void {
-  if (typeof confirm === 'string' && confirm.toLowerCase() === tenantId) return;
-  throw errors.validation(
-    `query.confirm: to delete this tenant and everything it holds, send its id again as confirm=${tenantId}; nothing was deleted`,
-  );
+  const ask = `to delete this tenant and everything it holds, send its id again as confirm=${tenantId}; nothing was deleted`;
+  // Missing, repeated (which a query string allows) or no id at all: the request is malformed.
+  if (typeof confirm !== 'string' || !UUID.test(confirm)) {
+    throw errors.validation(`query.confirm: ${ask}`);
+  }
+  // Well-formed but naming another Tenant: the request and the path disagree.
+  if (confirm.toLowerCase() !== tenantId) {
+    throw errors.conflict(`query.confirm: names another tenant than ${tenantId}; ${ask}`);
+  }
 }
 
 /** Operator API: a Tenant's deletion (docs/operations.md#offboarding-a-tenant). */

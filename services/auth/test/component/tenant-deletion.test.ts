@@ -154,22 +154,28 @@ async function untilDeleted(tenantId: string, service = auth): Promise<void> {
 
 describe('refusals: nothing is done', () => {
   it.each([
-    ['no confirmation', ''],
-    ['an empty confirmation', '?confirm='],
-    ['another id', `?confirm=${randomUUID()}`],
-    ['a repeated confirmation', '?confirm=X&confirm=X'],
+    ['no confirmation', '', 400],
+    ['an empty confirmation', '?confirm=', 400],
+    ['a confirmation that is no id', '?confirm=yes', 400],
+    ['a repeated confirmation', '?confirm=X&confirm=X', 400],
+    ['the id of another Tenant', `?confirm=${randomUUID()}`, 409],
   ])(
-    'when the DELETE has %s, then 400 validation_error naming what to send, and the Tenant and its keys are untouched',
-    async (_case, query) => {
+    'when the DELETE has %s, then %i naming what to send, and the Tenant and its keys are untouched',
+    async (_case, query, status) => {
       const { tenantId, key } = await tenantWithKey();
 
       const res = await deleteTenant(tenantId, query.replaceAll('X', tenantId));
 
-      expect(res.status).toBe(400);
-      expect(await res.json()).toEqual({
-        code: 'validation_error',
-        message: `query.confirm: to delete this tenant and everything it holds, send its id again as confirm=${tenantId}; nothing was deleted`,
-      });
+      expect(res.status).toBe(status);
+      const ask = `to delete this tenant and everything it holds, send its id again as confirm=${tenantId}; nothing was deleted`;
+      expect(await res.json()).toEqual(
+        status === 400
+          ? { code: 'validation_error', message: `query.confirm: ${ask}` }
+          : {
+              code: 'conflict',
+              message: `query.confirm: names another tenant than ${tenantId}; ${ask}`,
+            },
+      );
       expect((await exchange(auth, key)).status).toBe(200);
       expect((await internal(`/tenants/${tenantId}`)).status).toBe(200);
       expect(standIns.calls.filter((c) => c.tenantId === tenantId)).toEqual([]);
@@ -228,8 +234,11 @@ describe('a deletion', () => {
     expect(services.slice(4)).toEqual(['contacts', 'events', 'billing']);
     // The second pass starts once the grace has passed since the request.
     expect(calls[4]!.at).toBeGreaterThanOrEqual(Date.parse(body.requestedAt) + GRACE_MS - 50);
-    // Nothing of it is left but the ClientID on the revocation list, and the outbox message.
-    expect(await rowsMentioning(tenantId)).toEqual({ outbox: 1 });
+    // Nothing of it is left but the ClientID on the revocation list, and its tenant.deleted
+    // message in the outbox, unless the running stack's auth relay, which publishes this
+    // database's outbox, took it already (the next test follows the message to Kafka).
+    const left = await rowsMentioning(tenantId);
+    expect([{}, { outbox: 1 }]).toContainEqual(left);
     expect(await rowsMentioning(key.clientId)).toEqual({ deleted_key_revocations: 1 });
     const revokedAfter = await (await internal('/revoked-keys')).json<{ clientIds: string[] }>();
     expect(revokedAfter.clientIds).toContain(key.clientId);
@@ -238,12 +247,14 @@ describe('a deletion', () => {
       `select topic, key, value from outbox where key = $1`,
       [tenantId],
     );
-    expect(rows.map((r) => [r.topic, r.key])).toEqual([[TOPICS.tenantsDeleted, tenantId]]);
-    expect(tenantDeletedMessage.parse(JSON.parse(rows[0]!.value))).toMatchObject({
-      type: 'tenant.deleted',
-      tenantId,
-      requestedAt: body.requestedAt,
-    });
+    for (const row of rows) {
+      expect([row.topic, row.key]).toEqual([TOPICS.tenantsDeleted, tenantId]);
+      expect(tenantDeletedMessage.parse(JSON.parse(row.value))).toMatchObject({
+        type: 'tenant.deleted',
+        tenantId,
+        requestedAt: body.requestedAt,
+      });
+    }
 
     expect((await deleteTenant(tenantId)).status).toBe(404);
     // Another Tenant keeps its key.
@@ -269,7 +280,10 @@ describe('a deletion', () => {
 
       const [message] = await watch.waitForCount(1);
       expect(message!.key).toBe(tenantId);
-      expect(tenantDeletedMessage.parse(message!.value)).toMatchObject({ tenantId });
+      expect(tenantDeletedMessage.parse(message!.value)).toMatchObject({
+        type: 'tenant.deleted',
+        tenantId,
+      });
       // Published, so deleted from the outbox: nothing mentions the Tenant any more.
       await pollUntil(async () => Object.keys(await rowsMentioning(tenantId)).length === 0, {
         timeoutMs: 10_000,
@@ -315,7 +329,8 @@ describe('a deletion', () => {
     await untilDeleted(first.tenantId);
     await untilDeleted(second.tenantId);
     for (const { tenantId } of [first, second]) {
-      expect(Object.keys(await rowsMentioning(tenantId))).toEqual(['outbox']);
+      // The tenant.deleted message at most (the stack's auth relay may have published it).
+      expect([[], ['outbox']]).toContainEqual(Object.keys(await rowsMentioning(tenantId)));
       expect(
         standIns.calls.filter((c) => c.tenantId === tenantId && c.service === 'billing').length,
       ).toBeGreaterThanOrEqual(2);

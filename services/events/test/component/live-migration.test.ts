@@ -8,7 +8,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { createPool, runMigrations, type Pool } from '@herald/db';
 import { TEST_POSTGRES_URL, testDatabaseUrl } from '@herald/testing';
-import { startEventsService, type TestEventsService } from '../support.js';
+import { startEventsService, startRecording, type TestEventsService } from '../support.js';
 
 const database = `herald_events_test_live_${process.pid}`;
 /** The service's statements give up after this: a recording queued longer fails. */
@@ -76,22 +76,14 @@ afterAll(async () => {
 it('when a column and its index are added while Events are recorded and a long read holds the table, then every request is answered 202 and every Event is stored', async () => {
   const tenant = svc.newTenant();
   const contact = await svc.contacts.createContact(tenant.tenantId, { externalId: 'live-1' });
-  const statuses = new Map<number, number>();
-  let sent = 0;
-  let running = true;
-  const worker = async () => {
-    while (running) {
-      sent += 1;
-      const res = await svc.record('by-contact-id', tenant.token, {
-        contactId: contact.id,
-        eventName: 'live_migration',
-        occurredAt: new Date().toISOString(),
-      });
-      await res.arrayBuffer();
-      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-    }
-  };
-  const load = Promise.all(Array.from({ length: 4 }, worker));
+  // 100 requests/s, the key's sustained rate budget: a request every 40 ms from each of four
+  // loops, which queue behind the migration's lock if it makes recording wait.
+  const load = startRecording(svc, {
+    token: tenant.token,
+    contactId: contact.id,
+    eventName: 'live_migration',
+    pauseMs: 40,
+  });
 
   // A report reading the table: `alter table` must wait for it, and without a lock timeout
   // every recording after it would queue behind the waiting `alter table`.
@@ -115,8 +107,8 @@ it('when a column and its index are added while Events are recorded and a long r
   await released;
   await reader.end();
   await new Promise((resolve) => setTimeout(resolve, 500));
-  running = false;
-  await load;
+  await load.stop();
+  const sent = load.sent();
 
   expect(applied).toEqual([
     '900_expand_add_channel.sql',
@@ -125,7 +117,7 @@ it('when a column and its index are added while Events are recorded and a long r
     '903_expand_index_channel_attach.sql',
   ]);
   expect(retries.length).toBeGreaterThan(0);
-  expect(Object.fromEntries(statuses)).toEqual({ 202: sent });
+  expect(Object.fromEntries(load.statuses)).toEqual({ 202: sent });
   const { rows } = await svc.pool.query<{ n: number }>(
     'select count(*)::int as n from events where tenant_id = $1',
     [tenant.tenantId],

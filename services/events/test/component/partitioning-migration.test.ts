@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createPool, runMigrations, type Pool } from '@herald/db';
 import { TEST_POSTGRES_URL, testDatabaseUrl } from '@herald/testing';
-import { startEventsService, type TestEventsService } from '../support.js';
+import { startEventsService, startRecording, type TestEventsService } from '../support.js';
 
 const database = `herald_events_test_partitioning_${process.pid}`;
 const MIGRATIONS = fileURLToPath(new URL('../../migrations', import.meta.url));
@@ -52,32 +52,19 @@ it('when a populated events table is partitioned while Events are recorded, then
   );
   const tenant = svc.newTenant();
   const contact = await svc.contacts.createContact(tenant.tenantId, { externalId: 'mig-1' });
-  const statuses = new Map<number, number>();
-  let sent = 0;
-  let running = true;
-  const worker = async () => {
-    while (running) {
-      sent += 1;
-      const res = await svc.record('by-contact-id', tenant.token, {
-        contactId: contact.id,
-        eventName: 'during_partitioning',
-        occurredAt: new Date().toISOString(),
-      });
-      await res.arrayBuffer();
-      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      // Within the key's rate budget (100/s after a burst of 1,000), however fast the machine.
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
-  const load = Promise.all(Array.from({ length: 4 }, worker));
+  const load = startRecording(svc, {
+    token: tenant.token,
+    contactId: contact.id,
+    eventName: 'during_partitioning',
+  });
   await new Promise((resolve) => setTimeout(resolve, 300));
   const applied = await runMigrations(migrationPool, MIGRATIONS, undefined, {
     lockTimeoutMs: 500,
     retryDelayMs: 100,
   });
   await new Promise((resolve) => setTimeout(resolve, 300));
-  running = false;
-  await load;
+  await load.stop();
+  const sent = load.sent();
 
   expect(applied.slice(0, 4)).toEqual([
     '009_events_partition_bound.sql',
@@ -85,7 +72,7 @@ it('when a populated events table is partitioned while Events are recorded, then
     '011_events_id_received_at_key.sql',
     '012_events_partitioned.sql',
   ]);
-  expect(Object.fromEntries(statuses)).toEqual({ 202: sent });
+  expect(Object.fromEntries(load.statuses)).toEqual({ 202: sent });
   const { rows } = await svc.pool.query<{ tenant_id: string; n: number; ids: number }>(
     `select tenant_id, count(*)::int as n, count(distinct id)::int as ids from events
      where tenant_id = any($1) group by 1`,

@@ -20,7 +20,7 @@ import {
   parseLines,
   startContactDataRoutes,
 } from '../contact-data-support.js';
-import { startEventsService, type TestEventsService } from '../support.js';
+import { startEventsService, startRecording, type TestEventsService } from '../support.js';
 
 const database = `herald_events_test_partitions_${process.pid}`;
 const PARTITION_MS = 2_000;
@@ -85,34 +85,27 @@ describe('recording across partition boundaries', () => {
         occurredAt: new Date().toISOString(),
         ...(dedupKey ? { dedupKey } : {}),
       });
-    const statuses: number[] = [];
-    let running = true;
-    const worker = async () => {
-      while (running) {
-        const res = await send();
-        await res.arrayBuffer();
-        statuses.push(res.status);
-        // Within the key's rate budget (100/s after a burst of 1,000), however fast the machine.
-        await sleep(30);
-      }
-    };
-    const load = Promise.all(Array.from({ length: 3 }, worker));
+    const load = startRecording(svc, {
+      token: tenant.token,
+      contactId: contact.id,
+      eventName: 'crossed',
+      workers: 3,
+    });
     const before = await send('boundary-key');
     await sleep(PARTITION_MS * 3.5);
     const after = await send('boundary-key');
-    running = false;
-    await load;
+    await load.stop();
     await job.stop();
 
     expect([before.status, after.status]).toEqual([202, 202]);
-    expect(statuses.length).toBeGreaterThan(10);
-    expect(statuses.every((s) => s === 202)).toBe(true);
+    expect(load.sent()).toBeGreaterThan(10);
+    expect(Object.fromEntries(load.statuses)).toEqual({ 202: load.sent() });
     const { rows } = await svc.pool.query<{ n: number; keyed: number }>(
       `select count(*)::int as n, count(*) filter (where dedup_key = 'boundary-key')::int as keyed
        from events where tenant_id = $1`,
       [tenant.tenantId],
     );
-    expect(rows[0]).toEqual({ n: statuses.length + 1, keyed: 1 });
+    expect(rows[0]).toEqual({ n: load.sent() + 1, keyed: 1 });
     const byPartition = await rowsByPartition();
     expect(byPartition.get('events_default')).toBeUndefined();
     expect(byPartition.size).toBeGreaterThanOrEqual(3);

@@ -12,6 +12,8 @@ export interface EventsUpkeepOptions extends PartitionUpkeepDeps {
   intervalMs: number;
   /** Runs after partition upkeep, in the same job (the per-Tenant retention sweep). */
   afterPartitions?: () => Promise<unknown>;
+  /** After a failed run, the next comes this soon (or at the interval, when shorter); 30 s. */
+  retryAfterFailureMs?: number;
 }
 
 export interface EventsUpkeep {
@@ -28,8 +30,10 @@ export interface EventsUpkeep {
  *   events.upkeep.last_success     gauge  when a run last completed, Unix time in s
  *   events.upkeep.runs             counter runs by `outcome`: success, skipped (another replica
  *                                          held the lock) or failure
- * A failing run is logged and counted; recording goes on in the partitions there are, and the
- * default partition takes Events no partition covers until a run succeeds.
+ * A failing run is logged and counted, and tried again after 30 s; recording goes on in the
+ * partitions there are, and the default partition takes Events no partition covers until a run
+ * succeeds. The partition gauges follow each run that got through the partitions, even when the
+ * retention sweep after them failed.
  */
 export function startEventsUpkeep(options: EventsUpkeepOptions): EventsUpkeep {
   const m = meter('@herald/events');
@@ -38,37 +42,44 @@ export function startEventsUpkeep(options: EventsUpkeepOptions): EventsUpkeep {
     description: 'Upkeep runs of the events database by outcome (success, skipped, failure)',
   });
   for (const outcome of ['success', 'skipped', 'failure']) runs.add(0, { outcome });
-  let last: { result: PartitionUpkeepResult; at: number } | undefined;
+  // The partitions the last run left (the gauges read them against the clock now, so they fall
+  // while runs fail), and when a whole run last succeeded.
+  let partitions: PartitionUpkeepResult['partitions'] | undefined;
+  let lastSuccessAt: number | undefined;
   m.createObservableGauge('events.partitions.ahead', {
     unit: '{partition}',
     description: 'Partitions of events starting after now, ready before the clock needs them',
   }).addCallback((o) => {
     // From the partitions the last run left, against the clock now: it falls while runs fail.
-    if (last) o.observe(partitionsAhead(last.result.partitions, new Date()));
+    if (partitions) o.observe(partitionsAhead(partitions, new Date()));
   });
   m.createObservableGauge('events.partitions.oldest_age', {
     unit: 's',
     description: 'Age of the oldest partition of events (retention drops it when it is past)',
   }).addCallback((o) => {
-    const age = last && oldestPartitionAgeSeconds(last.result.partitions, new Date());
+    const age = partitions && oldestPartitionAgeSeconds(partitions, new Date());
     if (age !== undefined) o.observe(age);
   });
   m.createObservableGauge('events.upkeep.last_success', {
     unit: 's',
     description: 'When an upkeep run of the events database last completed, in Unix time',
   }).addCallback((o) => {
-    if (last) o.observe(last.at / 1000);
+    if (lastSuccessAt !== undefined) o.observe(lastSuccessAt / 1000);
   });
 
-  const runOnce = async () => {
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  let retrying: Promise<unknown> | undefined;
+  const runOnce = async (): Promise<PartitionUpkeepResult | undefined> => {
     try {
       const result = await runPartitionUpkeep(options);
       if (!result.ran) {
         runs.add(1, { outcome: 'skipped' });
         return result;
       }
+      partitions = result.partitions;
       await options.afterPartitions?.();
-      last = { result, at: Date.now() };
+      lastSuccessAt = Date.now();
       runs.add(1, { outcome: 'success' });
       return result;
     } catch (err) {
@@ -77,6 +88,17 @@ export function startEventsUpkeep(options: EventsUpkeepOptions): EventsUpkeep {
         { err },
         'events upkeep failed; recording goes on, the next run tries again',
       );
+      // Sooner than the interval: a dependency away at start (auth, for the retention) is
+      // usually back within seconds.
+      if (!stopped) {
+        clearTimeout(retry);
+        retry = setTimeout(
+          () => {
+            retrying = runOnce();
+          },
+          Math.min(options.intervalMs, options.retryAfterFailureMs ?? 30_000),
+        );
+      }
       return undefined;
     }
   };
@@ -87,8 +109,12 @@ export function startEventsUpkeep(options: EventsUpkeepOptions): EventsUpkeep {
   return {
     runOnce,
     async stop() {
+      stopped = true;
+      clearTimeout(retry);
       await first;
+      await retrying;
       await timer.stop();
+      clearTimeout(retry);
     },
   };
 }

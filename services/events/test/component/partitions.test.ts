@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import pino from 'pino';
-import { TEST_POSTGRES_URL, testDatabaseUrl } from '@herald/testing';
+import { pollUntil, TEST_POSTGRES_URL, testDatabaseUrl } from '@herald/testing';
 import { listEventPartitions } from '../../src/partitions/data/event-partitions.js';
 import {
   runPartitionUpkeep,
@@ -223,6 +223,28 @@ describe('retention and failures', () => {
     expect(run?.created.length).toBeGreaterThan(0);
     expect((await rowsByPartition()).get('events_default')).toBeUndefined();
   }, 30_000);
+
+  it('when a run fails after the partitions (the retention sweep, auth away), then it is tried again before the interval', async () => {
+    let calls = 0;
+    const job = startEventsUpkeep({
+      ...upkeep,
+      intervalMs: 60_000,
+      retryAfterFailureMs: 200,
+      afterPartitions: async () => {
+        calls += 1;
+        if (calls === 1) throw new Error('auth unreachable');
+      },
+    });
+    try {
+      await pollUntil(() => Promise.resolve(calls >= 2), {
+        timeoutMs: 5_000,
+        what: 'the run tried again',
+      });
+    } finally {
+      await job.stop();
+    }
+    expect(calls).toBe(2);
+  });
 
   it('when two replicas run upkeep at once, then each partition is created once and neither fails', async () => {
     await sleep(PARTITION_MS);

@@ -2,8 +2,7 @@ import { runBatchedDeletion, type DeletionStep, type Pool } from '@herald/db';
 import type { TenantDataDeletion } from '@herald/internal-api';
 import { deletePendingOfTenant } from '@herald/outbox';
 import {
-  deleteContactEventsBatch,
-  deleteOrganizationEventsBatch,
+  deleteTenantEventsBatch,
   deleteTenantRowsBatch,
   TENANT_KEYED_TABLES,
 } from './data/tenant-data.js';
@@ -36,14 +35,9 @@ export function deleteTenantData(
       deleteBatch: (n) => deletePendingOfTenant(pool, tenantId, n),
     },
     {
-      name: 'events of Contacts',
+      name: 'events',
       batchSize: BATCH,
-      deleteBatch: (n) => deleteContactEventsBatch(pool, tenantId, n),
-    },
-    {
-      name: 'events of organizations alone',
-      batchSize: BATCH,
-      deleteBatch: (n) => deleteOrganizationEventsBatch(pool, tenantId, n),
+      deleteBatch: (n) => deleteTenantEventsBatch(pool, tenantId, n),
     },
     ...TENANT_KEYED_TABLES.map((table): DeletionStep => ({
       name: table,

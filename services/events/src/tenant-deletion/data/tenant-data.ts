@@ -1,46 +1,25 @@
-import { withTransaction, type Pool, type Queryable } from '@herald/db';
+import type { Queryable } from '@herald/db';
 
 // A Tenant's rows, deleted a batch at a time, each batch its own short transaction: a batch locks
 // only the rows it deletes, so recording for other Tenants never waits for a deletion. Plain SQL
 // on `events` that works on a plain table and on a partitioned one alike.
 
 /**
- * Up to `limit` of its Events about a Contact, found through the (tenant_id, contact_id, …)
- * index.
+ * Up to `limit` of its Events, Contacts' and organizations' alike, found through the
+ * (tenant_id, received_at) index every partition has. Named by (id, received_at), the primary
+ * key, so each is found in its own partition.
  */
-export async function deleteContactEventsBatch(
+export async function deleteTenantEventsBatch(
   db: Queryable,
   tenantId: string,
   limit: number,
 ): Promise<number> {
   const { rowCount } = await db.query(
-    `delete from events where id in
-       (select id from events where tenant_id = $1 and contact_id is not null limit $2)`,
+    `delete from events where (id, received_at) in
+       (select id, received_at from events where tenant_id = $1 limit $2)`,
     [tenantId, limit],
   );
   return rowCount ?? 0;
-}
-
-/**
- * Up to `limit` of its organization Events without a Contact, which the (tenant_id, contact_id, …)
- * index leaves out (the (tenant_id, received_at) one has them). A batch may read many rows to find
- * them, for longer than the pool's statement timeout allows: it is given a minute (the auth
- * service waits 90 s for a call).
- */
-export function deleteOrganizationEventsBatch(
-  pool: Pool,
-  tenantId: string,
-  limit: number,
-): Promise<number> {
-  return withTransaction(pool, async (client) => {
-    await client.query(`set local statement_timeout = '1min'`);
-    const { rowCount } = await client.query(
-      `delete from events where id in
-         (select id from events where tenant_id = $1 and contact_id is null limit $2)`,
-      [tenantId, limit],
-    );
-    return rowCount ?? 0;
-  });
 }
 
 /**

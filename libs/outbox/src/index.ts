@@ -1,7 +1,7 @@
-export { OUTBOX_TABLE_SQL } from './schema.js';
+export { OUTBOX_RELAYS_TABLE_SQL, OUTBOX_TABLE_SQL } from './schema.js';
 export { deletePendingFor, deletePendingOfTenant, enqueue, type OutboxMessage } from './enqueue.js';
 export {
-  advisoryLockKey,
+  shardLockKey,
   createOutboxRelay,
   type OutboxLogger,
   type OutboxRelay,
@@ -9,3 +9,4 @@ export {
   type OutboxStats,
 } from './relay.js';
 export { oldestPendingSeconds } from './relay-metrics.js';
+export { MAX_OUTBOX_SHARDS, assignShards, type RelayMember } from './shards.js';

@@ -14,6 +14,7 @@ import { ROOT_CONTEXT, TraceFlags, type SpanContext } from '@opentelemetry/api';
 import { suppressTracing, unsuppressTracing } from '@opentelemetry/core';
 import type { Message, TopicMessages } from 'kafkajs';
 import type { PublishFailure, PublishedTopic } from './relay-metrics.js';
+import { shardOfSql } from './shards.js';
 
 interface OutboxRow {
   id: string;
@@ -34,8 +35,11 @@ export interface PollResult {
 export interface BatchPublisherOptions {
   pool: Pool;
   producer: Producer;
-  /** The advisory lock that lets one relay publish at a time. */
-  lockKey: string;
+  /** The outbox's advisory lock space: a batch locks (lockKey, shard) for each shard it reads. */
+  lockKey: number;
+  shardCount: number;
+  /** The shards this relay publishes now (its share among the live relays). */
+  shards: () => readonly number[];
   batchSize: number;
   maxBatchBytes: number;
   /** On every span: the outbox's name. */
@@ -58,8 +62,8 @@ export function createBatchPublisher(
   options: BatchPublisherOptions,
   instrumentationName: string,
 ): () => Promise<PollResult> {
-  const { pool, producer, lockKey, batchSize, maxBatchBytes, attributes, onPublished, onFailed } =
-    options;
+  const { pool, producer, lockKey, shardCount, shards } = options;
+  const { batchSize, maxBatchBytes, attributes, onPublished, onFailed } = options;
   const tracer = trace.getTracer(instrumentationName);
 
   // The producer is connected (again) before the first send and after any failed one; connecting
@@ -67,26 +71,35 @@ export function createBatchPublisher(
   let producerReady = false;
 
   // One transaction: the rows are deleted only when Kafka took them; any failure rolls back and
-  // leaves them for the next poll. Without the lock (another relay publishes) it ends at once.
+  // leaves them for the next poll. It reads only the shards whose lock it got: a shard another
+  // relay is publishing (it thinks the shard its own, or has not yet let go of it) is skipped.
   /** The batch being sent to Kafka, while it is. */
   let sending: readonly OutboxRow[] | undefined;
 
   async function publishBatch(): Promise<PollResult> {
+    const mine = shards();
+    if (mine.length === 0) return { published: 0, more: false };
     let readAt = 0;
     let published: readonly OutboxRow[] = [];
     const result = await withTransaction(pool, async (client) => {
-      const lock = await client.query<{ locked: boolean }>(
-        'select pg_try_advisory_xact_lock($1::bigint) as locked',
-        [lockKey],
+      // Its own statement, before the read: the read's snapshot then sees every row that the
+      // relay which held a lock before deleted (committing is what let go of the lock).
+      const lock = await client.query<{ locked: number[] | null }>(
+        `select array_agg(shard) as locked from unnest($2::int[]) as shard
+         where pg_try_advisory_xact_lock($1::int, shard)`,
+        [lockKey, mine],
       );
-      if (lock.rows[0]?.locked !== true) return { published: 0, more: false };
-      // No `for update`: the advisory lock already keeps other relays out, and row locks held
+      const locked = lock.rows[0]?.locked ?? [];
+      if (locked.length === 0) return { published: 0, more: false };
+      // No `for update`: the shard locks already keep other relays out, and row locks held
       // while Kafka is slow would make an erasure's deletePendingFor wait for Kafka.
       const { rows } = await client.query<OutboxRow>(
         `select id, topic, key, value, headers,
                 greatest(extract(epoch from clock_timestamp() - created_at), 0)::float8 as age
-         from outbox order by id limit $1`,
-        [batchSize],
+         from outbox
+         where ${shardOfSql('key', '$2::int')} = any($3::int[])
+         order by id limit $1`,
+        [batchSize, shardCount, locked],
       );
       readAt = performance.now();
       const batch = takeWithinBytes(rows, maxBatchBytes);

@@ -83,6 +83,7 @@ const TOPIC = 'messaging.destination.name';
  *   outbox.publish.lag    histogram  how long each published message waited, enqueue to publish
  *   outbox.pending        gauge      rows not yet published
  *   outbox.lag            gauge      age of the oldest row not yet published; 0 when none
+ *   outbox.relay.shards   gauge      shards this relay publishes (no topic): its share
  * A topic once seen keeps reporting 0 pending rather than vanishing once it is caught up.
  */
 export function createRelayMetrics(
@@ -90,6 +91,7 @@ export function createRelayMetrics(
   attributes: Attributes,
   statsByTopic: () => Promise<Map<string, OutboxStats>>,
   knownTopics: readonly string[] = [],
+  shardsHeld: () => number = () => 1,
 ): RelayMetrics {
   const m = meter(instrumentationName);
   const publishedCounter = m.createCounter('outbox.published', {
@@ -114,7 +116,11 @@ export function createRelayMetrics(
     unit: 's',
     description: 'Age of the oldest outbox message not yet published; 0 when none',
   });
-  const gauges: ObservableGauge[] = [pendingGauge, lagGauge];
+  const shardsGauge = m.createObservableGauge('outbox.relay.shards', {
+    unit: '{shard}',
+    description: 'Outbox shards this relay publishes, its share among the live relays',
+  });
+  const gauges: ObservableGauge[] = [pendingGauge, lagGauge, shardsGauge];
   const seenTopics = new Set<string>(knownTopics);
   // The error series exist from the start at 0, so a rate over them reads 0 rather than nothing.
   errorCounter.add(0, { ...attributes, 'error.type': 'database' });
@@ -124,6 +130,7 @@ export function createRelayMetrics(
 
   let cached: { at: number; stats: Promise<Map<string, OutboxStats>> } | undefined;
   const observe: BatchObservableCallback = async (result) => {
+    result.observe(shardsGauge, shardsHeld(), attributes);
     if (!cached || Date.now() - cached.at > STATS_MAX_AGE_MS) {
       const entry = { at: Date.now(), stats: statsByTopic() };
       cached = entry;

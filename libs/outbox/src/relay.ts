@@ -9,6 +9,7 @@ import {
   outboxStatsByTopic,
   type OutboxStats,
 } from './relay-metrics.js';
+import { MAX_OUTBOX_SHARDS, createShardMembership, newRelayId } from './shards.js';
 import { createOutboxVacuum } from './vacuum.js';
 
 export type { OutboxStats };
@@ -24,10 +25,22 @@ export interface OutboxRelayOptions {
   producer: Producer;
   logger: OutboxLogger;
   /**
-   * Names the outbox in logs and metrics (`outbox.name`) and derives the advisory lock that lets
-   * one relay publish at a time: every replica of a service must use the same name.
+   * Names the outbox in logs and metrics (`outbox.name`) and derives the advisory locks that let
+   * one relay at a time publish a shard: every replica of a service must use the same name.
    */
   name: string;
+  /**
+   * How many shards the rows fall into by key (1 to MAX_OUTBOX_SHARDS); the live relays share
+   * them, so up to this many replicas publish at once, and more wait. Every replica must count
+   * the same: a relay publishes nothing while a live one counts differently. Default 1.
+   */
+  shards?: number;
+  /** Tells this relay apart in `outbox_relays`. Default: host, process id and a random tail. */
+  relayId?: string;
+  /** How often the relay writes its heartbeat and shares the shards anew. Default 1 s. */
+  heartbeatMs?: number;
+  /** A relay not heard from for this long loses its shards to the others. Default 3 s. */
+  leaseMs?: number;
   /**
    * The topics its rows go to: their pending and lag gauges read 0 while they are caught up,
    * rather than being absent until a first message. Others are reported once seen.
@@ -64,9 +77,12 @@ export interface OutboxRelay {
   stop(): Promise<void>;
   /**
    * Publishes one batch and returns how many messages it published: 0 when the outbox is empty
-   * or another relay holds the lock. Rejects when Kafka or PostgreSQL fails; the rows then stay.
+   * or other relays hold this relay's shards. Rejects when Kafka or PostgreSQL fails; the rows
+   * then stay. Before the relay's first heartbeat it writes one, to learn its shards.
    */
   runOnce(): Promise<number>;
+  /** The shards this relay publishes now, its share among the live relays. */
+  shards(): readonly number[];
   /** Pending rows and the age of the oldest, one query (the metrics use it too). */
   stats(): Promise<OutboxStats>;
 }
@@ -89,7 +105,14 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     pollIntervalMs = 200,
     maxBackoffMs = 5_000,
     vacuumAfterRows = 20_000,
+    shards: shardCount = 1,
+    relayId = newRelayId(),
+    heartbeatMs = 1_000,
+    leaseMs = 3_000,
   } = options;
+  if (!Number.isInteger(shardCount) || shardCount < 1 || shardCount > MAX_OUTBOX_SHARDS) {
+    throw new RangeError(`shards must be an integer from 1 to ${MAX_OUTBOX_SHARDS}`);
+  }
   if (!Number.isInteger(batchSize) || batchSize < 1) {
     throw new RangeError('batchSize must be a positive integer');
   }
@@ -99,17 +122,29 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const attributes = { 'outbox.name': name };
   const vacuum = createOutboxVacuum({ pool, logger, name, afterRows: vacuumAfterRows });
   const stats = () => outboxStats(pool);
+  const membership = createShardMembership({
+    pool,
+    logger,
+    name,
+    relayId,
+    shardCount,
+    heartbeatMs,
+    leaseMs,
+  });
   const metrics = createRelayMetrics(
     INSTRUMENTATION_NAME,
     attributes,
     () => outboxStatsByTopic(pool),
     options.topics ?? [],
+    () => membership.shards().length,
   );
-  const poll = createBatchPublisher(
+  const publish = createBatchPublisher(
     {
       pool,
       producer,
-      lockKey: advisoryLockKey(name),
+      lockKey: shardLockKey(name),
+      shardCount,
+      shards: () => membership.shards(),
       batchSize,
       maxBatchBytes,
       attributes,
@@ -121,28 +156,41 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     },
     INSTRUMENTATION_NAME,
   );
+  // The first poll after a start (or of runOnce) writes the heartbeat itself, so that it knows its
+  // share at once; a failed heartbeat fails the poll like a failed batch, and is retried so.
+  const poll = async () => {
+    if (!membership.known()) await membership.beat();
+    return publish();
+  };
   const loop = createRelayLoop({ poll, logger, name, pollIntervalMs, maxBackoffMs });
 
   return {
     start() {
       if (!loop.start()) return;
+      membership.start();
       metrics.observe();
     },
     async stop() {
       const stopped = loop.stop();
       metrics.stopObserving();
       await stopped;
+      // After the last batch: its shards go to the others at their next heartbeat.
+      await membership.stop();
       // A vacuum under way holds a pool connection: it ends before the pool does.
       await vacuum.idle();
     },
     async runOnce() {
       return (await poll()).published;
     },
+    shards: () => membership.shards(),
     stats,
   };
 }
 
-/** A 64-bit advisory lock key from the outbox's name, the same in every replica. */
-export function advisoryLockKey(name: string): string {
-  return createHash('sha256').update(`herald.outbox:${name}`).digest().readBigInt64BE(0).toString();
+/**
+ * The first half of the outbox's shard locks, from its name, the same in every replica: a batch
+ * holds `pg_try_advisory_xact_lock(shardLockKey(name), shard)` for each shard it reads.
+ */
+export function shardLockKey(name: string): number {
+  return createHash('sha256').update(`herald.outbox:${name}`).digest().readInt32BE(0);
 }

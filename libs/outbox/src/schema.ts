@@ -20,3 +20,18 @@ export const OUTBOX_TABLE_SQL = `create table outbox (
 );
 create index outbox_subject_id_idx on outbox (subject_id) where subject_id is not null;
 `;
+
+/**
+ * The relays' heartbeats, beside the outbox in the same schema (paste it too): each relay
+ * writes its row every second or so and shares the shards with the others that wrote theirs
+ * within the lease (shards.ts). `shards` is what the relay publishes, for whoever looks.
+ */
+export const OUTBOX_RELAYS_TABLE_SQL = `create table outbox_relays (
+  outbox text not null,
+  relay_id text not null,
+  shard_count integer not null,
+  shards integer[] not null default '{}',
+  seen_at timestamptz not null,
+  primary key (outbox, relay_id)
+);
+`;

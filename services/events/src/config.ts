@@ -8,6 +8,7 @@ import { httpServerEnv, loadConfig, url, z } from '@herald/config';
 import { databaseEnv } from '@herald/db';
 import { localServiceUrl, SERVICE_PORTS } from '@herald/internal-api';
 import { kafkaEnv } from '@herald/kafka';
+import { MAX_OUTBOX_SHARDS } from '@herald/outbox';
 import { publicApiEnv } from '@herald/policy';
 import { redisEnv } from '@herald/redis';
 
@@ -183,6 +184,15 @@ export function loadMigrationConfig(
 export const relayConfigSchema = z.object({
   ...httpServerEnv(RELAY_PORT),
   ...setupEnv,
+  OUTBOX_SHARDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_OUTBOX_SHARDS)
+    .default(32)
+    .describe(
+      `how many shards the outbox's messages fall into by key (32 by default, 1 to ${MAX_OUTBOX_SHARDS}): the live relay replicas share them, so up to this many publish at once and any more wait; every replica must have the same value, as relays that see a live one counting differently publish nothing until it is gone`,
+    ),
 });
 
 export type RelayConfig = Readonly<z.output<typeof relayConfigSchema>>;

@@ -11,7 +11,7 @@ import {
   type ContactIdentitiesConsumer,
 } from '../identity-projection/contact-identities-consumer.js';
 
-/** The name every replica's relay uses: it derives the advisory lock that lets one publish. */
+/** The name every replica's relay uses: it derives the locks that let one publish a shard. */
 export const OUTBOX_NAME = 'events';
 
 export interface RelayProcessOptions {
@@ -50,8 +50,8 @@ export interface RelayProcess {
  * their dead rows pile up: docs/capacity.md), keeps the contact identity projection fed from the
  * contacts service's topics, and answers `/healthz` and `/readyz` (database reachable) on PORT.
  * Kafka being down at start (or later) is not fatal: the relay connects the producer before each
- * send and retries with backoff while the messages wait in the outbox. Every replica may run it:
- * the outbox's advisory lock lets one publish at a time.
+ * send and retries with backoff while the messages wait in the outbox. Every replica runs it and
+ * publishes its share of the outbox's shards (OUTBOX_SHARDS), one key always in one shard.
  */
 export async function startRelayProcess(
   config: RelayConfig,
@@ -63,8 +63,8 @@ export async function startRelayProcess(
     ...databaseConnection(config),
     applicationName: 'herald-events-relay',
     // One for the batch in flight, one for the metrics or the lag log, one for pruning, /readyz,
-    // one for the contact identity consumer, one for the outbox's vacuum.
-    max: 6,
+    // one for the contact identity consumer, one for the outbox's vacuum, one for the heartbeat.
+    max: 7,
   });
   // Not connected here: the relay connects it before its first send, and again after a failure.
   const kafka = createKafka({
@@ -79,6 +79,7 @@ export async function startRelayProcess(
     logger,
     name: OUTBOX_NAME,
     topics: [TOPICS.eventsRecorded],
+    shards: config.OUTBOX_SHARDS,
     ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
   });
 

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { pino } from 'pino';
 import { TOPICS } from '@herald/messages';
-import { advisoryLockKey } from '@herald/outbox';
+import { shardLockKey } from '@herald/outbox';
 import { loadRelayConfig } from '../../src/config.js';
 import { pruneDedupClaims } from '../../src/recording/data/dedup-pruning.js';
 import {
@@ -189,7 +189,7 @@ describe('publishing', () => {
     }
   });
 
-  test('when another replica holds the outbox lock, then this relay publishes nothing, logs the lag, and publishes everything once the lock is free', async () => {
+  test('when another replica holds every shard of the outbox, then this relay publishes nothing, logs the lag, and publishes everything once the shards are free', async () => {
     const lines: Array<{ msg?: string; pending?: number; lagSeconds?: number }> = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, callback) {
@@ -205,7 +205,11 @@ describe('publishing', () => {
     const events = Array.from({ length: 5 }, () => newEvent({ tenantId, contactId: randomUUID() }));
     const holder = await pool.connect();
     try {
-      await holder.query('select pg_advisory_lock($1::bigint)', [advisoryLockKey(OUTBOX_NAME)]);
+      const shards = relayConfig().OUTBOX_SHARDS;
+      await holder.query('select pg_advisory_lock($1::int, s) from generate_series(0, $2 - 1) s', [
+        shardLockKey(OUTBOX_NAME),
+        shards,
+      ]);
       await enqueueRecorded(pool, events);
       const relay = await startRelay({ logger: capturing, lagLogIntervalMs: 100 });
       try {
@@ -218,7 +222,7 @@ describe('publishing', () => {
         const lag = lines.find((l) => l.msg === 'outbox lag');
         expect(lag?.lagSeconds).toBeGreaterThan(0);
 
-        await holder.query('select pg_advisory_unlock($1::bigint)', [advisoryLockKey(OUTBOX_NAME)]);
+        await holder.query('select pg_advisory_unlock_all()');
         await watch.waitForCount(ofTenant(tenantId), events.length);
       } finally {
         await stopRelay(relay);
@@ -342,6 +346,110 @@ describe('the process', () => {
       if (child.exitCode !== null) resolve(child.exitCode);
       else child.once('exit', (code) => resolve(code));
     });
+
+  /** Who publishes which shards, as the relays' heartbeats say. */
+  const relayShares = async () =>
+    (
+      await pool.query<{ relay_id: string; shards: number[] }>(
+        'select relay_id, shards from outbox_relays where outbox = $1 order by relay_id',
+        [OUTBOX_NAME],
+      )
+    ).rows;
+
+  const sharedBy = (count: number) => async () => {
+    const rows = await relayShares();
+    const shards = rows.flatMap((row) => row.shards);
+    return (
+      rows.length === count &&
+      new Set(shards).size === relayConfig().OUTBOX_SHARDS &&
+      shards.length === relayConfig().OUTBOX_SHARDS
+    );
+  };
+
+  /** Enqueues the Events 10 at a time every 20 ms, as a steady recording would. */
+  async function enqueueSteadily(events: readonly StoredEvent[]): Promise<void> {
+    for (let i = 0; i < events.length; i += 10) {
+      await enqueueRecorded(pool, events.slice(i, i + 10));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  /** 30 Contacts' Events, numbered in the order they are enqueued. */
+  function stepsOf(tenantId: string, count: number): StoredEvent[] {
+    const contacts = Array.from({ length: 30 }, () => randomUUID());
+    return Array.from({ length: count }, (_, i) =>
+      newEvent({ tenantId, contactId: contacts[i % 30]!, eventName: `step ${i}` }),
+    );
+  }
+
+  /**
+   * Every Event arrived; with repeats left out, each Contact's arrived in the order enqueued.
+   * Returns how many arrived twice (a relay killed after Kafka took its batch, before deleting it).
+   */
+  async function expectAllInOrder(tenantId: string, events: readonly StoredEvent[]) {
+    await watch.waitForCount(ofTenant(tenantId), events.length, 60_000);
+    await waitUntil(async () => (await outboxRows()) === 0, 'the outbox is empty', 30_000);
+    // Anything sent twice would have arrived by now, next to its first copy.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const arrived = watch.received
+      .filter(ofTenant(tenantId))
+      .map((m) => m.value as { eventId: string; contactId: string });
+    const firsts = arrived.filter(
+      (m, i) => arrived.findIndex((o) => o.eventId === m.eventId) === i,
+    );
+    expect(new Set(firsts.map((m) => m.eventId))).toEqual(new Set(events.map((e) => e.id)));
+    for (const contactId of new Set(events.map((e) => e.contactId))) {
+      expect(firsts.filter((m) => m.contactId === contactId).map((m) => m.eventId)).toEqual(
+        events.filter((e) => e.contactId === contactId).map((e) => e.id),
+      );
+    }
+    return arrived.length - firsts.length;
+  }
+
+  test('when two relay processes run, then they share the shards evenly; when one is killed with SIGKILL under steady recording, the other publishes its shards within 5 s, nothing is lost and each Contact keeps its order', async () => {
+    const tenantId = randomUUID();
+    const events = stepsOf(tenantId, 3000);
+    const a = await spawnRelay({});
+    const b = await spawnRelay({});
+    await waitUntil(sharedBy(2), 'the two relays share the shards');
+    expect((await relayShares()).map((row) => row.shards.length)).toEqual([16, 16]);
+
+    const recording = enqueueSteadily(events);
+    await watch.waitForCount(ofTenant(tenantId), 1000, 30_000);
+    a.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await waitUntil(sharedBy(1), 'the survivor publishes every shard', 15_000);
+    const movedMs = Date.now() - killedAt;
+    await recording;
+
+    expect(movedMs).toBeLessThanOrEqual(5_000);
+    const repeats = await expectAllInOrder(tenantId, events);
+    // At most the batch the killed relay had sent and not yet deleted.
+    expect(repeats).toBeLessThanOrEqual(1000);
+    b.child.kill('SIGTERM');
+    expect(await exited(b.child)).toBe(0);
+  }, 90_000);
+
+  test('when the relays are restarted one after the other under steady recording, then every Event is published exactly once and in order', async () => {
+    const tenantId = randomUUID();
+    const events = stepsOf(tenantId, 2000);
+    const first = [await spawnRelay({}), await spawnRelay({})];
+    await waitUntil(sharedBy(2), 'the two relays share the shards');
+
+    const recording = enqueueSteadily(events);
+    const second = [];
+    for (const old of first) {
+      old.child.kill('SIGTERM');
+      expect(await exited(old.child)).toBe(0);
+      second.push(await spawnRelay({}));
+      await waitUntil(sharedBy(2), 'the new relay takes its share');
+    }
+    await recording;
+
+    expect(await expectAllInOrder(tenantId, events)).toBe(0);
+    for (const relay of second) relay.child.kill('SIGTERM');
+    expect(await Promise.all(second.map((relay) => exited(relay.child)))).toEqual([0, 0]);
+  }, 90_000);
 
   test('when Kafka is unreachable at start, then the process stays up, answers /healthz and /readyz, and keeps the messages', async () => {
     const tenantId = randomUUID();

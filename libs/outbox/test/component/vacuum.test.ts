@@ -3,8 +3,13 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createPool, type Pool } from '@herald/db';
 import { createKafka, createProducer, ensureTopics, type Producer } from '@herald/kafka';
-import { OUTBOX_TABLE_SQL, createOutboxRelay, enqueue } from '../src/index.js';
-import { createOutboxVacuum } from '../src/vacuum.js';
+import {
+  OUTBOX_RELAYS_TABLE_SQL,
+  OUTBOX_TABLE_SQL,
+  createOutboxRelay,
+  enqueue,
+} from '../../src/index.js';
+import { createOutboxVacuum } from '../../src/vacuum.js';
 
 // The relay vacuums the outbox itself after enough deleted rows (autovacuum comes at most once a
 // minute). Real PostgreSQL (a scratch database) and, for the relay, a scratch Kafka topic.
@@ -62,6 +67,7 @@ beforeAll(async () => {
   url.pathname = `/${dbName}`;
   pool = createPool({ connectionString: url.toString(), applicationName: 'outbox-vacuum-test' });
   await pool.query(OUTBOX_TABLE_SQL);
+  await pool.query(OUTBOX_RELAYS_TABLE_SQL);
   const kafka = createKafka({ brokers, clientId: 'outbox-vacuum-test' });
   await ensureTopics(kafka, [{ topic, numPartitions: 1 }]);
   producer = createProducer(kafka);

@@ -37,15 +37,16 @@ import {
 } from '@herald/kafka';
 import { Kafka as KafkaClient, logLevel } from 'kafkajs';
 import {
+  OUTBOX_RELAYS_TABLE_SQL,
   OUTBOX_TABLE_SQL,
-  advisoryLockKey,
+  shardLockKey,
   createOutboxRelay,
   deletePendingFor,
   deletePendingOfTenant,
   enqueue,
   type OutboxMessage,
   type OutboxRelayOptions,
-} from '../src/index.js';
+} from '../../src/index.js';
 
 // Real PostgreSQL (a scratch database) and real Kafka (scratch topics), both removed afterwards.
 // Metrics and spans go to in-memory readers, trace context to the W3C propagator, as with the SDK.
@@ -199,6 +200,7 @@ beforeAll(async () => {
   url.pathname = `/${dbName}`;
   pool = createPool({ connectionString: url.toString(), applicationName: 'outbox-lib-test' });
   await pool.query(OUTBOX_TABLE_SQL);
+  await pool.query(OUTBOX_RELAYS_TABLE_SQL);
 
   kafka = createKafka({ brokers, clientId: 'outbox-lib-test' });
   await ensureTopics(
@@ -248,7 +250,7 @@ afterAll(async () => {
 }, 60_000);
 
 beforeEach(async () => {
-  await pool.query('truncate outbox');
+  await pool.query('truncate outbox, outbox_relays');
   logs.length = 0;
 });
 
@@ -391,7 +393,7 @@ describe('enqueue and the relay', () => {
     relay.start();
     await waitFor('a warning', () => logs.some((l) => l.level === 'warn'));
     // Once nothing is pending the relay no longer needs Kafka, so it recovers.
-    await pool.query('truncate outbox');
+    await pool.query('truncate outbox, outbox_relays');
     await waitFor('recovery', () => logs.some((l) => l.msg === 'outbox relay recovered'));
     await relay.stop();
     expect(logs.filter((l) => l.level === 'info')).toHaveLength(1);
@@ -444,7 +446,7 @@ describe('enqueue and the relay', () => {
     const holder = await pool.connect();
     try {
       await holder.query('begin');
-      await holder.query('select pg_advisory_xact_lock($1::bigint)', [advisoryLockKey('locked')]);
+      await holder.query('select pg_advisory_xact_lock($1::int, 0)', [shardLockKey('locked')]);
       expect(await relay.runOnce()).toBe(0);
       // A relay of another outbox (another name) is not held up.
       expect(await relayWith({ name: 'other' }).runOnce()).toBe(1);
@@ -484,6 +486,137 @@ describe('enqueue and the relay', () => {
     expect(got(topic).map((m) => (JSON.parse(m.value!) as { i: number }).i)).toEqual([
       0, 1, 2, 3, 4, 5,
     ]);
+  });
+});
+
+describe('shards', () => {
+  /** A producer of its own that counts the messages it sent: which relay published what. */
+  async function countingProducer(): Promise<{ producer: Producer; sent: () => number }> {
+    const own = createProducer(kafka);
+    await own.connect();
+    let sent = 0;
+    const counting: Producer = {
+      ...own,
+      sendBatch: async (batch) => {
+        const result = await own.sendBatch(batch);
+        sent += (batch.topicMessages ?? []).reduce((n, t) => n + t.messages.length, 0);
+        return result;
+      },
+    };
+    return { producer: counting, sent: () => sent };
+  }
+
+  const relayRows = async (name: string) =>
+    (
+      await pool.query<{ relay_id: string; shards: number[] }>(
+        'select relay_id, shards from outbox_relays where outbox = $1 order by relay_id',
+        [name],
+      )
+    ).rows;
+
+  it('when two relays share 8 shards, then each publishes 4 and about half the messages, each once and in order per key', async () => {
+    const topic = topics.pair;
+    const before = got(topic).length;
+    const sent = Array.from({ length: 400 }, (_, i) => ({
+      topic,
+      key: `s${i % 40}`,
+      value: { i },
+    }));
+    const [first, second] = [await countingProducer(), await countingProducer()];
+    const options = { name: 'sharded', shards: 8, batchSize: 10, pollIntervalMs: 5 };
+    const a = relayWith({
+      ...options,
+      producer: first.producer,
+      relayId: 'relay-a',
+      heartbeatMs: 50,
+    });
+    const b = relayWith({
+      ...options,
+      producer: second.producer,
+      relayId: 'relay-b',
+      heartbeatMs: 50,
+    });
+    a.start();
+    b.start();
+    try {
+      await waitFor('the shards shared', () => a.shards().length === 4 && b.shards().length === 4);
+      expect([...a.shards(), ...b.shards()].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      await waitFor('the heartbeats to show the share', async () =>
+        (await relayRows('sharded')).every((row) => row.shards.length === 4),
+      );
+      await enqueue(pool, sent);
+      await waitFor('an empty outbox', async () => (await pendingRows()) === 0);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+      await Promise.all([first.producer.disconnect(), second.producer.disconnect()]);
+    }
+
+    expect(first.sent() + second.sent()).toBe(400);
+    // 40 keys hashed into 8 shards, half of them each: neither relay is idle or doing it all.
+    for (const count of [first.sent(), second.sent()]) {
+      expect(count).toBeGreaterThan(100);
+      expect(count).toBeLessThan(300);
+    }
+    await waitFor('400 messages', () => got(topic).length >= before + 400);
+    const arrived = got(topic).slice(before);
+    expect(new Set(arrived.map((m) => m.value)).size).toBe(400);
+    for (const key of ['s0', 's13', 's39']) {
+      expect(arrived.filter((m) => m.key === key).map((m) => m.value)).toEqual(
+        sent.filter((m) => m.key === key).map((m) => JSON.stringify(m.value)),
+      );
+    }
+    // Both stopped: their rows are gone, so nothing waits for their lease to run out.
+    expect(await relayRows('sharded')).toEqual([]);
+  });
+
+  it('when a relay stops, then the other takes its shards at its next heartbeat; when one stops beating, after the lease', async () => {
+    const options = { name: 'handover', shards: 4, heartbeatMs: 50, leaseMs: 400 };
+    const a = relayWith({ ...options, relayId: 'relay-a' });
+    const b = relayWith({ ...options, relayId: 'relay-b' });
+    a.start();
+    b.start();
+    await waitFor('the shards shared', () => a.shards().length === 2 && b.shards().length === 2);
+    await a.stop();
+    await waitFor('b alone', () => b.shards().length === 4, 2_000);
+
+    // A relay that wrote one heartbeat and then nothing, as a killed process leaves its row.
+    await pool.query(
+      `insert into outbox_relays (outbox, relay_id, shard_count, seen_at)
+       values ('handover', 'relay-0-killed', 4, clock_timestamp())`,
+    );
+    await waitFor('b sharing with it', () => b.shards().length === 2, 2_000);
+    const gone = Date.now();
+    await waitFor('b alone again', () => b.shards().length === 4, 2_000);
+    expect(Date.now() - gone).toBeGreaterThanOrEqual(200);
+    // The expired row is deleted, and the next heartbeat writes the share it works on.
+    await waitFor('the row to show it', async () => {
+      const rows = await relayRows('handover');
+      return rows.length === 1 && rows[0]?.shards.length === 4;
+    });
+    await b.stop();
+  });
+
+  it('when a live relay counts the shards differently, then neither publishes, with a warning, until it is gone', async () => {
+    await enqueue(pool, [{ topic: topics.misc, key: 'k', value: { disagree: true } }]);
+    await pool.query(
+      `insert into outbox_relays (outbox, relay_id, shard_count, seen_at)
+       values ('disagree', 'relay-other', 16, clock_timestamp() + interval '1 hour')`,
+    );
+    const relay = relayWith({ name: 'disagree', shards: 8, heartbeatMs: 50, pollIntervalMs: 10 });
+    relay.start();
+    try {
+      await waitFor('a warning', () =>
+        logs.some((l) => l.level === 'warn' && /count the shards differently/.test(l.msg ?? '')),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(relay.shards()).toEqual([]);
+      expect(await pendingRows()).toBe(1);
+      await pool.query(`delete from outbox_relays where relay_id = 'relay-other'`);
+      await waitFor('the message published', async () => (await pendingRows()) === 0);
+      expect(relay.shards()).toHaveLength(8);
+    } finally {
+      await relay.stop();
+    }
   });
 });
 
@@ -791,7 +924,7 @@ describe('stats and metrics', () => {
     // Another replica holds the lock, so the started relay observes without publishing.
     const holder = await pool.connect();
     await holder.query('begin');
-    await holder.query('select pg_advisory_xact_lock($1::bigint)', [advisoryLockKey('metrics')]);
+    await holder.query('select pg_advisory_xact_lock($1::int, 0)', [shardLockKey('metrics')]);
     relay.start();
     try {
       expect(await collectMetric('outbox.pending', 'metrics')).toBe(3);

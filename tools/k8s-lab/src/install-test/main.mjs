@@ -23,6 +23,7 @@ import {
   dropDatabases,
   freshDatabases,
   helmArgs,
+  bothRelaysPublish,
   NAMESPACE,
   recreateNamespace,
   RELEASE,
@@ -235,6 +236,10 @@ async function exercise(urls, routerUrl, watch) {
 
   await step('k6 smoke through the Services (every public route, thresholds)', () =>
     k6Smoke(routerUrl, 12),
+  );
+  await step(
+    'both events-relay replicas publish (a share of the shards each, messages from each)',
+    () => bothRelaysPublish(),
   );
   await step('Contact export and erasure through the Services', () => exportAndErase(urls, fx));
 

@@ -15,6 +15,8 @@ export const RELEASE = 'herald';
 /** The node's end of the pod bridge: pods reach it, and the node listens on it. */
 export const BRIDGE = process.env.HERALD_K8S_BRIDGE_ADDRESS || '10.244.0.1';
 const DB_PREFIX = 'herald_k8s_';
+/** Each pod's Prometheus port: the chart's `metrics.port`, which the test's values keep. */
+const METRICS_PORT = 9464;
 const DATABASES = ['auth', 'contacts', 'events', 'billing'];
 export const CHART = path.join(repoRoot, 'charts', 'herald');
 const VALUES = path.join(CHART, 'ci', 'local-cluster-values.yaml');
@@ -53,12 +55,12 @@ export function writeSecretValues() {
  * @param {(client: { query: (sql: string) => Promise<unknown> }) => Promise<T>} fn
  * @returns {Promise<T>}
  */
-async function withPostgres(fn) {
+async function withPostgres(fn, database = 'postgres') {
   const client = new pg.Client({
     host: '127.0.0.1',
     port: ports.postgres,
     user: postgresUser,
-    database: 'postgres',
+    database,
   });
   await client.connect();
   try {
@@ -84,6 +86,70 @@ export async function dropDatabases() {
     for (const db of DATABASES)
       await c.query(`DROP DATABASE IF EXISTS ${DB_PREFIX}${db} WITH (FORCE)`);
   });
+}
+
+/**
+ * The release's events relays as their heartbeats in its events database show them: each one's
+ * id (its pod's name, then the process) and how many of the outbox's shards it publishes.
+ * @returns {Promise<{ relay_id: string, shards: number }[]>}
+ */
+export async function relayShares() {
+  const result = await withPostgres(
+    (c) =>
+      c.query(
+        `select relay_id, cardinality(shards) as shards from outbox_relays
+         where outbox = 'events' order by relay_id`,
+      ),
+    `${DB_PREFIX}events`,
+  );
+  return /** @type {{ rows: { relay_id: string, shards: number }[] }} */ (result).rows;
+}
+
+/**
+ * The events outbox's published messages in a Prometheus text exposition, over its topics.
+ * @param {string} exposition
+ */
+export function publishedEvents(exposition) {
+  let total = 0;
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith('outbox_published_total{') || !line.includes('outbox_name="events"')) {
+      continue;
+    }
+    total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+/**
+ * The chart runs two relays: each has a share of the outbox's shards (its heartbeat row) and has
+ * published messages (`outbox_published_total` of its pod, read through the API server's proxy).
+ */
+export async function bothRelaysPublish() {
+  const shares = await relayShares();
+  if (shares.length !== 2 || shares.some((s) => s.shards === 0)) {
+    throw new Error(`the relays' shares: ${JSON.stringify(shares)}`);
+  }
+  const pods = await kubectlJson([
+    'get',
+    'pods',
+    '-n',
+    NAMESPACE,
+    '-l',
+    'app.kubernetes.io/component=events-relay',
+  ]);
+  const published = [];
+  for (const pod of pods.items) {
+    const { stdout } = await kubectl([
+      'get',
+      '--raw',
+      `/api/v1/namespaces/${NAMESPACE}/pods/${pod.metadata.name}:${METRICS_PORT}/proxy/metrics`,
+    ]);
+    published.push(publishedEvents(stdout));
+  }
+  if (published.length !== 2 || published.some((n) => n === 0)) {
+    throw new Error(`messages published by each relay pod: ${published.join(', ')}`);
+  }
+  return `shards ${shares.map((s) => s.shards).join(' + ')}, messages ${published.join(' + ')}`;
 }
 
 /** The namespace, made anew, enforcing the restricted Pod Security profile. */

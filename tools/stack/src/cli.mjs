@@ -22,6 +22,7 @@ import {
   tracesPaths,
 } from './traces.mjs';
 import { commandLine, usageFailure } from './args.mjs';
+import { meetsNodeFloor, nodeFloorMessage } from './node-version.mjs';
 
 const USAGE = `Usage: node tools/stack/src/cli.mjs <command> [options]   (npm start | npm stop | npm run stack -- <command>)
 
@@ -174,8 +175,7 @@ async function main() {
   return 2;
 }
 
-const [major] = process.versions.node.split('.').map(Number);
-if (major < 20) fail(`Node.js 20 or newer is needed (this is ${process.version})`, 1);
+if (!meetsNodeFloor(process.version)) fail(nodeFloorMessage(), 1);
 
 let interrupted = false;
 process.on('SIGINT', () => {

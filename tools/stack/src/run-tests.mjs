@@ -18,11 +18,16 @@ import {
   up,
 } from './index.mjs';
 import { commandLine } from './args.mjs';
+import { meetsNodeFloor, nodeFloorMessage } from './node-version.mjs';
 
 commandLine(`Usage: npm test   (node tools/stack/src/run-tests.mjs)
 
 Every check and test against the local stack, which it starts when needed and stops after.
 Takes no options.`);
+if (!meetsNodeFloor(process.version)) {
+  process.stderr.write(`${nodeFloorMessage()}\n`);
+  process.exit(1);
+}
 
 const resultsDir = path.join(dataDir, 'test-results');
 /** Runs after every other package, alone (see below). */

@@ -1,5 +1,6 @@
 // Herald's own services (the registry in services.mjs) as detached `node <entry>` processes:
 // environment, migrations, start, readiness (/readyz), restart after a rebuild, stop.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,7 @@ import { StackError, say } from './output.mjs';
 import { ensureDir, exists, newestMtime, readText, sha256 } from './files.mjs';
 import { livePid, run, sleep, startDetached, stopProcess } from './processes.mjs';
 import { assertPortFree, httpRequest } from './net.mjs';
+import { NODE_FLOOR, meetsNodeFloor } from './node-version.mjs';
 
 // ---------------------------------------------------------------------------------------------
 // Environment
@@ -150,6 +152,30 @@ export function servicePid(service) {
   return livePid(service.pidFile, service.entryPath);
 }
 
+/** Each node binary's version, asked once per process: every service runs the same binary. */
+const nodeVersions = new Map();
+
+/**
+ * The Node.js version a running process runs when it is older than NODE_FLOOR (a stack started
+ * before the floor moved), else null; null too where /proc cannot tell (not Linux, a binary since
+ * replaced).
+ */
+function olderNode(pid) {
+  let exe;
+  try {
+    exe = fs.readlinkSync(`/proc/${pid}/exe`);
+  } catch {
+    return null;
+  }
+  if (!nodeVersions.has(exe)) {
+    const r = spawnSync(exe, ['--version'], { encoding: 'utf8', timeout: 10000 });
+    const answer = r.status === 0 ? r.stdout.trim() : '';
+    nodeVersions.set(exe, /^v\d+\.\d+\.\d+/.test(answer) ? answer : null);
+  }
+  const version = nodeVersions.get(exe);
+  return version && !meetsNodeFloor(version) ? version : null;
+}
+
 function readState(service) {
   try {
     return JSON.parse(readText(service.stateFile) ?? 'null');
@@ -274,13 +300,16 @@ export async function ensureService(service, { restart = false, node = process.e
   const pid = servicePid(service);
   if (pid) {
     const state = readState(service);
+    const older = olderNode(pid);
     const reason = restart
       ? 'requested'
       : !state || newestBuild(service) > state.startedAt
         ? 'the build is newer than the process'
         : state.env !== envFingerprint(service.name, env)
           ? 'its settings changed'
-          : null;
+          : older
+            ? `it runs on Node ${older}, older than ${NODE_FLOOR}`
+            : null;
     if (!reason) {
       if (!(await serviceReady(service))) {
         const ok = await waitReady(service, 30000);

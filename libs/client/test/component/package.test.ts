@@ -1,5 +1,5 @@
 // The package as published: its generated types are up to date with Herald's OpenAPI document,
-// and its source needs nothing but what Node 20+ and browsers both have.
+// and its source needs nothing but what Node 24 and browsers both have.
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -5,12 +5,25 @@
 // the relay does, to a topic of the benchmark's own with the events topic's partitions. The
 // messages are built once beforehand: the figure is the client's and the broker's CPU per
 // message (this process's, and the Kafka process's from /proc), and nothing the relay does
-// besides. Run after event-rows in the same invocation, it adds PostgreSQL's CPU per Event for
-// the rows a recording needs and prints the most Events/s these parts alone leave room for on
-// this machine's cores: a ceiling above every HTTP, parsing and validation cost.
+// besides. Beside it, with the same messages, each on a topic of its own, in alternating rounds:
+// kafkajs called in its cheapest shape, Confluent's librdkafka client and @platformatic/kafka
+// (kafka-candidates.mjs; the last two installed on first use, kafka-clients.mjs). Run after
+// event-rows in the same invocation, it adds PostgreSQL's CPU per Event for the rows a recording
+// needs and prints the most Events/s these parts alone leave room for on this machine's cores,
+// from today's kafkajs figures: a ceiling above every HTTP, parsing and validation cost.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { kafkaBrokers } from '@herald/stack/index.mjs';
-import { eventRecordedValue, fmt, machineCores, roundFigures, stats } from './lib.mjs';
+import { kafkaCandidates, javaPartition } from './kafka-candidates.mjs';
+import { kafkaClients } from './kafka-clients.mjs';
+import { measureCandidates } from './kafka-publish-measure.mjs';
+import {
+  BASELINE,
+  candidateChartRows,
+  candidateNotes,
+  candidateTable,
+} from './kafka-publish-report.mjs';
+import { eventRecordedValue, fmt, machineCores } from './lib.mjs';
 import { cpuReading, stackPids } from './procstat.mjs';
 
 export const name = 'kafka-publish';
@@ -18,9 +31,14 @@ export const name = 'kafka-publish';
 const BATCH = 1000;
 const CONTACTS = 256;
 const ROUNDS = 2;
-/** Distinct batches sent in turn (keys and ids differ, as they do between relay polls). */
-const POOL = 8;
+/** Distinct batches sent in turn (keys and ids differ, as between relay polls): 20,000 messages. */
+const POOL = 20;
+/** Each candidate's topic is this with its name appended. */
 const TOPIC = 'herald.bench.kafka-publish';
+/** Seconds each variant of a candidate with several is measured to keep the cheapest. */
+const CHOICE_SECONDS = 3;
+/** Messages of distinct keys sent alone to see which partition each candidate writes them to. */
+const PROBES = 64;
 /** The array targets' rates: what the ceiling is compared with. */
 export const TARGET_RATES = [40_000, 50_000];
 
@@ -30,6 +48,7 @@ export const TARGET_RATES = [40_000, 50_000];
  * @param {string[]} contacts
  * @param {string} startedAt
  * @param {number} first the batch's first message, counted over all batches
+ * @returns {import('./kafka-candidates.mjs').BenchMessage[]}
  */
 function messageBatch(tenant, contacts, startedAt, first) {
   return Array.from({ length: BATCH }, (_, i) => {
@@ -52,131 +71,122 @@ function messageBatch(tenant, contacts, startedAt, first) {
   });
 }
 
-/**
- * What the rounds share: the producer, the batches it sends in turn, and the CPU so far of this
- * process (`bench`, the producer) and the broker (`kafka`).
- * @typedef {object} Sender
- * @property {import('kafkajs').Producer} producer
- * @property {ReturnType<typeof messageBatch>[]} batches
- * @property {number} turn
- * @property {() => Record<string, number | null>} cpu
- */
-
 /** @param {import('./lib.mjs').RunOptions} options */
 export async function run({ seconds, warmup, earlier = {} }) {
   const startedAt = new Date().toISOString();
   // Built by the stack's `up` before this runs.
-  const { createKafka, createProducer } = await import('@herald/kafka');
+  const { createKafka, createProducer, murmur2 } = await import('@herald/kafka');
   const { TOPIC_SETTINGS, TOPICS } = await import('@herald/messages');
   const { kafka: kafkaPid } = await stackPids();
   if (!kafkaPid) throw new Error('the stack reports no Kafka process to measure');
   const partitions = TOPIC_SETTINGS[TOPICS.eventsRecorded].partitions;
-
-  const kafka = createKafka({ brokers: kafkaBrokers.split(','), clientId: 'herald-bench' });
-  const admin = kafka.admin();
-  const producer = createProducer(kafka);
-  await admin.connect();
+  const clients = await kafkaClients();
+  const brokers = kafkaBrokers.split(',');
+  const kafka = createKafka({ brokers, clientId: 'herald-bench' });
+  const candidates = kafkaCandidates({
+    kafka,
+    createProducer,
+    kafkajsVersion: createRequire(import.meta.url)('kafkajs/package.json').version,
+    clients,
+    brokers,
+    murmur2,
+    topicOf: (candidate) => `${TOPIC}.${candidate}`,
+  });
+  const topics = candidates.filter((c) => c.open).map((c) => `${TOPIC}.${c.name}`);
+  // The admin client is connected only while it works: an idle kafkajs connection costs CPU.
+  await withAdmin(kafka, (admin) => recreateTopics(admin, topics, partitions));
   try {
-    if ((await admin.listTopics()).includes(TOPIC)) await admin.deleteTopics({ topics: [TOPIC] });
-    await admin.createTopics({
-      topics: [{ topic: TOPIC, numPartitions: partitions }],
-      waitForLeaders: true,
-    });
-    await producer.connect();
     const tenant = randomUUID();
     const contacts = Array.from({ length: CONTACTS }, () => randomUUID());
-    /** @type {Sender} */
-    const sender = {
-      producer,
-      batches: Array.from({ length: POOL }, (_, i) =>
-        messageBatch(tenant, contacts, startedAt, i * BATCH),
-      ),
-      turn: 0,
-      // The producer is this process (`bench`), the broker the Kafka process.
+    const batches = Array.from({ length: POOL }, (_, i) =>
+      messageBatch(tenant, contacts, startedAt, i * BATCH),
+    );
+    /** @type {import('./kafka-publish-measure.mjs').Bench} */
+    const bench = {
+      batches,
+      // The producers are this process (`bench`, librdkafka's threads too), the broker Kafka.
       cpu: () => cpuReading({ kafka: kafkaPid }).ms,
+      seconds,
+      warmup: Math.max(warmup, 3),
+      rounds: ROUNDS,
+      choiceSeconds: CHOICE_SECONDS,
+      probes: batches[0].slice(0, PROBES),
+      expected: (key) => javaPartition(murmur2, key, partitions),
     };
     console.log(
-      `\n## kafka-publish (${BATCH}-message batches, one in flight, to ${partitions} partitions; the relay's producer)`,
+      `\n## kafka-publish (${BATCH}-message batches to ${partitions} partitions, a topic per candidate; ` +
+        'idempotent, acks from all replicas, keys partitioned as by the Java client; rounds alternate)',
     );
-    // Both the client's JIT and the broker's warm up first: a cold broker costs several times more.
-    await publish(sender, Math.max(warmup, 3));
-    const rounds = [];
-    for (let round = 1; round <= ROUNDS; round += 1) {
-      rounds.push({ round, ...(await publish(sender, seconds)) });
-    }
-    const figures = roundFigures(rounds);
-    printRounds(rounds);
-    const measured = {
-      startedAt,
-      cores: machineCores(),
-      seconds,
-      batch: BATCH,
-      partitions,
-      rounds: figures.summary(),
-      messagesPerSecond: figures.mean('publish', 'messagesPerSecond'),
-      producerUsPerMessage: figures.mean('publish', 'producerUsPerMessage'),
-      brokerUsPerMessage: figures.mean('publish', 'brokerUsPerMessage'),
-      latency: figures.latency('publish'),
-    };
-    // What event-rows returned, when it ran first in this invocation.
-    const eventRows = /** @type {Parameters<typeof ceiling>[1]} */ (earlier['event-rows']);
-    const result = { ...measured, ceiling: ceiling(measured, eventRows) };
-    printCeiling(result);
-    return result;
+    const results = await measureCandidates(candidates, bench);
+    return report({ startedAt, seconds, partitions, results, earlier });
   } finally {
-    await producer.disconnect().catch(() => undefined);
-    await admin.deleteTopics({ topics: [TOPIC] }).catch(() => undefined);
+    await withAdmin(kafka, (admin) => admin.deleteTopics({ topics })).catch(() => undefined);
+  }
+}
+
+/**
+ * `fn` with a connected admin client, disconnected afterwards.
+ * @template T
+ * @param {import('kafkajs').Kafka} kafka
+ * @param {(admin: import('kafkajs').Admin) => Promise<T>} fn
+ */
+async function withAdmin(kafka, fn) {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return await fn(admin);
+  } finally {
     await admin.disconnect().catch(() => undefined);
   }
 }
 
 /**
- * Batches sent back to back for `forSeconds`: messages/s and each process's CPU.
- * @param {Sender} sender
- * @param {number} forSeconds
+ * Each topic made anew, with the events topic's partitions.
+ * @param {import('kafkajs').Admin} admin
+ * @param {string[]} topics
+ * @param {number} partitions
  */
-async function publish(sender, forSeconds) {
-  const { producer, batches, cpu } = sender;
-  /** @type {number[]} */
-  const latencies = [];
-  const before = cpu();
-  const started = performance.now();
-  const end = started + forSeconds * 1000;
-  while (performance.now() < end) {
-    const sent = performance.now();
-    await producer.sendBatch({
-      topicMessages: [{ topic: TOPIC, messages: batches[sender.turn++ % POOL] }],
-    });
-    latencies.push(performance.now() - sent);
-  }
-  const elapsed = (performance.now() - started) / 1000;
-  const after = cpu();
-  const messages = latencies.length * BATCH;
-  return {
-    name: 'publish',
-    messages,
-    messagesPerSecond: messages / elapsed,
-    latencies,
-    producerUsPerMessage: ((after.bench - before.bench) * 1000) / messages,
-    brokerUsPerMessage: ((after.kafka - before.kafka) * 1000) / messages,
-  };
+async function recreateTopics(admin, topics, partitions) {
+  const old = (await admin.listTopics()).filter((t) => topics.includes(t));
+  if (old.length > 0) await admin.deleteTopics({ topics: old });
+  await admin.createTopics({
+    topics: topics.map((topic) => ({ topic, numPartitions: partitions })),
+    waitForLeaders: true,
+  });
 }
 
 /**
- * Each round's rate, latency and CPU per message.
- * @param {({ round: number } & Awaited<ReturnType<typeof publish>>)[]} rounds
+ * Prints the candidates and the ceiling; the results keep today's kafkajs figures where they
+ * always were, and every candidate's under `candidates`.
+ * @param {{ startedAt: string, seconds: number, partitions: number,
+ *   results: import('./kafka-publish-report.mjs').CandidateResult[], earlier: Record<string, unknown> }} r
  */
-function printRounds(rounds) {
+function report({ startedAt, seconds, partitions, results, earlier }) {
+  for (const note of candidateNotes(results)) console.log(`- ${note}`);
   console.log(
-    '| round | messages/s | p50 ms | p99 ms | producer CPU µs per message | broker CPU µs per message |\n' +
-      '|---:|---:|---:|---:|---:|---:|\n' +
-      rounds
-        .map((r) => {
-          const { p50, p99 } = stats(r.latencies);
-          return `| ${r.round} | ${fmt(r.messagesPerSecond, 0)} | ${fmt(p50)} | ${fmt(p99)} | ${fmt(r.producerUsPerMessage)} | ${fmt(r.brokerUsPerMessage)} |`;
-        })
-        .join('\n'),
+    'Latency per send call, from the call to the acknowledgement of all its messages; CPU vs ' +
+      'kafkajs today: producer and broker CPU per message against those of kafkajs today.',
   );
+  console.log(candidateTable(results));
+  const today = results.find((r) => r.name === BASELINE);
+  const measured = {
+    startedAt,
+    cores: machineCores(),
+    seconds,
+    batch: BATCH,
+    partitions,
+    rounds: today.rounds.map((r) => ({ ...r, name: 'publish' })),
+    messagesPerSecond: today.messagesPerSecond,
+    producerUsPerMessage: today.producerUsPerMessage,
+    brokerUsPerMessage: today.brokerUsPerMessage,
+    latency: today.latency,
+    candidates: results,
+  };
+  // What event-rows returned, when it ran first in this invocation.
+  const eventRows = /** @type {Parameters<typeof ceiling>[1]} */ (earlier['event-rows']);
+  const result = { ...measured, ceiling: ceiling(measured, eventRows) };
+  printCeiling(result);
+  return result;
 }
 
 /**
@@ -254,10 +264,12 @@ function printCeiling({ cores, ceiling: c }) {
 }
 
 /**
- * The chart's input (chart.mjs): the budgets, each part's cost and their sums on one scale.
+ * The chart's input (chart.mjs): the budgets, each part's cost and their sums on one scale, and
+ * each candidate's producer and broker CPU per message.
  * @param {{ startedAt: string, cores: number, seconds: number, batch: number,
  *   partitions: number, messagesPerSecond: number, latency: { p50: number, p99: number },
- *   ceiling: ReturnType<typeof ceiling> }} s
+ *   ceiling: ReturnType<typeof ceiling>,
+ *   candidates?: import('./kafka-publish-report.mjs').CandidateResult[] }} s
  */
 export function chartData(s) {
   const { ceiling: c } = s;
@@ -299,6 +311,8 @@ export function chartData(s) {
         row(p.name, p.label, 'part', p.us, null, p.name === 'producer' ? s.latency : {}),
       ),
       ...c.sums.map((sum) => row(sum.name, sum.label, 'sum', sum.us, sum.us < tightest)),
+      // Each candidate's producer and broker, on the scale of the kafkajs parts above.
+      ...candidateChartRows(s.candidates ?? []),
     ],
     primaryPanel: {
       title:

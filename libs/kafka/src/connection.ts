@@ -2,11 +2,11 @@
 import type { ConnectionOptions } from 'node:tls';
 import { caFile, ConfigError, flag, list, readCaFile, z } from '@herald/config';
 
-/** kafkajs's names of the SASL mechanisms Herald supports. */
+/** The SASL mechanisms Herald supports, as KAFKA_SASL_MECHANISM names them. */
 export const KAFKA_SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
 export type KafkaSaslMechanism = (typeof KAFKA_SASL_MECHANISMS)[number];
 
-/** A SASL user, one mechanism at a time (as kafkajs types it). */
+/** A SASL user, one mechanism at a time. */
 export type KafkaSasl = {
   [M in KafkaSaslMechanism]: { mechanism: M; username: string; password: string };
 }[KafkaSaslMechanism];

@@ -1,12 +1,12 @@
-import { Partitioners, type ICustomPartitioner } from 'kafkajs';
+import type { PartitionerContext } from '@platformatic/kafka';
 
 const M = 0x5bd1e995;
 const SEED = 0x9747b28c;
 
 /**
- * Kafka's murmur2 of a key (the Java client's `Utils.murmur2`), as a signed 32-bit integer. The
- * same as kafkajs's own, which computes it with 64-bit integer objects: a tenth of a relay's CPU
- * went to hashing keys that way.
+ * Kafka's murmur2 of a key (the Java client's `Utils.murmur2`), as a signed 32-bit integer, in
+ * 32-bit integer arithmetic (kafkajs computed it with 64-bit integer objects: a tenth of a relay's
+ * CPU went to hashing keys that way).
  */
 export function murmur2(key: string | Buffer): number {
   const data = typeof key === 'string' ? Buffer.from(key) : key;
@@ -36,29 +36,51 @@ export function murmur2(key: string | Buffer): number {
 /** Keys whose hash a partitioner remembers; past it, it starts over. */
 const REMEMBERED_KEYS = 50_000;
 
+/** What @platformatic/kafka hands a partitioner: the message, and its key as serialized. */
+interface PartitionedMessage {
+  topic: string;
+  key?: unknown;
+}
+
 /**
- * kafkajs's default partitioner (the Java client's): a message with a key goes to
- * `murmur2(key) & 0x7fffffff` modulo the topic's partition count, so every key keeps its
- * partition, and one without a key round-robin (kafkajs's own code). Keys repeat (a Contact's
- * Events share one), so each string key's hash is computed once and remembered.
+ * A partitioner of @platformatic/kafka's producer. It returns a partition or a hash, which the
+ * producer takes modulo the topic's partition count; a message that names its partition never
+ * reaches it.
  */
-export const keyHashPartitioner: ICustomPartitioner = () => {
-  const unkeyed = Partitioners.DefaultPartitioner();
+export type KeyPartitioner = (
+  message: PartitionedMessage,
+  key: Buffer | undefined,
+  context: PartitionerContext,
+) => number;
+
+/**
+ * The Java client's partitioner (and kafkajs's default): a message with a key goes to
+ * `murmur2(key) & 0x7fffffff` modulo the topic's partition count, so every key keeps its
+ * partition; one without a key goes round-robin to the partitions that have a leader.
+ * @platformatic/kafka's default partitioner hashes keys unsigned, which puts them elsewhere unless
+ * the partition count is a power of two; its `compatibilityPartitioner` is this hash, computed
+ * again for every message. Keys repeat (a Contact's Events share one), so each string key's hash
+ * is computed once and remembered.
+ */
+export function keyHashPartitioner(): KeyPartitioner {
   const hashes = new Map<string, number>();
-  return (args) => {
-    const { message, partitionMetadata } = args;
-    const { key } = message;
-    if ((message.partition !== undefined && message.partition !== null) || key == null) {
-      return unkeyed(args);
+  let next = 0;
+  return (message, key, { metadata }) => {
+    if (key === undefined) {
+      next = (next + 1) & 0x7fffffff;
+      const partitions = metadata?.topics.get(message.topic)?.partitions;
+      const led = partitions?.flatMap((p, index) => (p.leader >= 0 ? [index] : []));
+      return led && led.length > 0 ? led[next % led.length]! : next;
     }
-    let hash = typeof key === 'string' ? hashes.get(key) : undefined;
+    const text = typeof message.key === 'string' ? message.key : undefined;
+    let hash = text === undefined ? undefined : hashes.get(text);
     if (hash === undefined) {
       hash = murmur2(key) & 0x7fffffff;
-      if (typeof key === 'string') {
+      if (text !== undefined) {
         if (hashes.size >= REMEMBERED_KEYS) hashes.clear();
-        hashes.set(key, hash);
+        hashes.set(text, hash);
       }
     }
-    return hash % partitionMetadata.length;
+    return hash;
   };
-};
+}

@@ -1,9 +1,23 @@
 // Topics: created with their settings, and those settings enforced again on every run, so that
 // a topic made by an older release (or by hand) ends up with what the code declares.
-import kafkajs, { type Admin, type ITopicConfig, type Kafka } from 'kafkajs';
+import {
+  ConfigResourceTypes,
+  ConfigSources,
+  findErrorBy,
+  IncrementalAlterConfigOperationTypes,
+  type Admin,
+} from '@platformatic/kafka';
+import type { Kafka } from './index.js';
 
-// kafkajs is CommonJS and Node cannot see these among its named exports.
-const { ConfigResourceTypes, ConfigSource } = kafkajs;
+/** A topic as Herald declares it: its name, partitions, replicas and topic-level settings. */
+export interface ITopicConfig {
+  topic: string;
+  /** Default: the broker's `num.partitions`. */
+  numPartitions?: number;
+  /** Default: the broker's `default.replication.factor`. */
+  replicationFactor?: number;
+  configEntries?: { name: string; value: string }[];
+}
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -94,8 +108,7 @@ export interface EnsuredTopics {
  * The partition count of an existing topic is left as it is.
  *
  * Right after a create, a broker can still answer "unknown topic" for a moment (seen on a fresh
- * KRaft node), so that wait polls instead of trusting kafkajs's own, which retries only "leader
- * not available".
+ * KRaft node), so the wait for leaders polls the metadata until every partition has one.
  */
 export async function ensureTopics(
   kafka: Kafka,
@@ -103,17 +116,22 @@ export async function ensureTopics(
   timeoutMs = 30_000,
 ): Promise<EnsuredTopics> {
   const admin = kafka.admin();
-  await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
     const missing = topics.filter((t) => !existing.has(t.topic));
-    if (missing.length > 0) {
+    // One request per topic: a request's settings apply to every topic it names.
+    for (const topic of missing) {
       try {
-        await admin.createTopics({ topics: [...missing], waitForLeaders: false });
+        await admin.createTopics({
+          topics: [topic.topic],
+          partitions: topic.numPartitions ?? -1,
+          replicas: topic.replicationFactor ?? -1,
+          configs: topic.configEntries ?? [],
+        });
       } catch (err) {
-        // Another process created one of them at the same moment: its settings are
-        // reconciled below like any existing topic's.
-        if ((err as { type?: string }).type !== 'TOPIC_ALREADY_EXISTS') throw err;
+        // Another process created it at the same moment: its settings are reconciled below
+        // like any existing topic's.
+        if (!findErrorBy(err as Error, 'apiId', 'TOPIC_ALREADY_EXISTS')) throw err;
       }
     }
     await waitForLeaders(
@@ -124,14 +142,14 @@ export async function ensureTopics(
     const reconciled = await reconcileTopicConfigs(admin, topics);
     return { created: missing.map((t) => t.topic), reconciled };
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
 }
 
 /**
- * Sets the declared `configEntries` on each topic whose own values differ. Kafka's AlterConfigs
- * (the one kafkajs speaks) replaces a topic's whole set of topic-level values, so the request
- * carries the topic's other topic-level values too, unchanged.
+ * Sets the declared `configEntries` on each topic whose own values differ, with Kafka's
+ * IncrementalAlterConfigs: only the declared entries change, the topic's other topic-level
+ * values stay as they are.
  */
 async function reconcileTopicConfigs(
   admin: Admin,
@@ -139,28 +157,24 @@ async function reconcileTopicConfigs(
 ): Promise<ReconciledSetting[]> {
   const declared = topics.filter((t) => (t.configEntries ?? []).length > 0);
   if (declared.length === 0) return [];
-  const { resources } = await admin.describeConfigs({
-    resources: declared.map((t) => ({ type: ConfigResourceTypes.TOPIC, name: t.topic })),
+  const described = await admin.describeConfigs({
+    resources: declared.map((t) => ({
+      resourceType: ConfigResourceTypes.TOPIC,
+      resourceName: t.topic,
+    })),
     includeSynonyms: false,
   });
   const reconciled: ReconciledSetting[] = [];
   for (const topic of declared) {
-    const described = resources.find((r) => r.resourceName === topic.topic);
-    if (!described || described.errorCode !== 0) {
-      throw new Error(
-        `Kafka did not describe the settings of ${topic.topic}: ${described?.errorMessage ?? 'missing from the answer'}`,
-      );
+    const description = described.find((r) => r.resourceName === topic.topic);
+    if (!description) {
+      throw new Error(`Kafka did not describe the settings of ${topic.topic}`);
     }
-    const own = new Map<string, string>();
-    for (const entry of described.configEntries) {
-      if (entry.configSource !== ConfigSource.TOPIC_CONFIG) continue;
-      if (entry.configValue === null || entry.isSensitive) {
-        // It could not be sent back, and leaving it out would erase it.
-        throw new Error(
-          `${topic.topic} has a sensitive topic-level setting ${entry.configName}: set its settings by hand`,
-        );
+    const own = new Map<string, string | null>();
+    for (const entry of description.configs) {
+      if (entry.configSource === ConfigSources.DYNAMIC_TOPIC_CONFIG) {
+        own.set(entry.name, entry.value ?? null);
       }
-      own.set(entry.configName, entry.configValue);
     }
     const changes = (topic.configEntries ?? [])
       .filter((e) => own.get(e.name) !== e.value)
@@ -171,14 +185,16 @@ async function reconcileTopicConfigs(
         to: e.value,
       }));
     if (changes.length === 0) continue;
-    for (const change of changes) own.set(change.name, change.to);
-    await admin.alterConfigs({
-      validateOnly: false,
+    await admin.incrementalAlterConfigs({
       resources: [
         {
-          type: ConfigResourceTypes.TOPIC,
-          name: topic.topic,
-          configEntries: [...own].map(([name, value]) => ({ name, value })),
+          resourceType: ConfigResourceTypes.TOPIC,
+          resourceName: topic.topic,
+          configs: changes.map((c) => ({
+            name: c.name,
+            configOperation: IncrementalAlterConfigOperationTypes.SET,
+            value: c.to,
+          })),
         },
       ],
     });
@@ -191,11 +207,12 @@ async function waitForLeaders(admin: Admin, topics: string[], timeoutMs: number)
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      const { topics: metadata } = await admin.fetchTopicMetadata({ topics });
-      if (
-        metadata.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))
-      )
-        return;
+      const { topics: metadata } = await admin.metadata({ topics, forceUpdate: true });
+      const led = topics.every((name) => {
+        const partitions = metadata.get(name)?.partitions ?? [];
+        return partitions.length > 0 && partitions.every((p) => p.leader >= 0);
+      });
+      if (led) return;
     } catch (err) {
       if (Date.now() > deadline) throw err;
     }

@@ -3,9 +3,10 @@
 // existing topic to the declared settings. Each test makes its own uniquely named topic.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import kafkajs from 'kafkajs';
+import { ConfigResourceTypes, ConfigSources, ListOffsetTimestamps } from '@platformatic/kafka';
 import {
   compactedTopicConfig,
+  consumeBatches,
   createKafka,
   createProducer,
   ensureTopics,
@@ -14,20 +15,18 @@ import {
   type Kafka,
 } from '../../src/index.js';
 
-const { ConfigResourceTypes, ConfigSource } = kafkajs;
 const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:59092').split(',');
 const kafka = createKafka({ brokers, clientId: 'kafka-lib-topics-test' });
 const made: string[] = [];
 
 afterAll(async () => {
   const admin = kafka.admin();
-  await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
     const ours = made.filter((t) => existing.has(t));
     if (ours.length > 0) await admin.deleteTopics({ topics: ours });
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
 });
 
@@ -60,19 +59,18 @@ async function expectSettings(
 
 async function ownSettings(topic: string): Promise<Record<string, string>> {
   const admin = kafka.admin();
-  await admin.connect();
   try {
-    const { resources } = await admin.describeConfigs({
-      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }],
+    const [described] = await admin.describeConfigs({
+      resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic }],
       includeSynonyms: false,
     });
     return Object.fromEntries(
-      resources[0]!.configEntries
-        .filter((e) => e.configSource === ConfigSource.TOPIC_CONFIG)
-        .map((e) => [e.configName, e.configValue]),
+      described!.configs
+        .filter((e) => e.configSource === ConfigSources.DYNAMIC_TOPIC_CONFIG)
+        .map((e) => [e.name, e.value ?? '']),
     );
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
 }
 
@@ -84,39 +82,39 @@ interface HeldRecord {
 
 /** Everything partition 0 holds now, read from its beginning by a fresh consumer. */
 async function readFromBeginning(client: Kafka, topic: string): Promise<HeldRecord[]> {
-  const admin = client.admin();
-  await admin.connect();
-  const [offsets] = await admin.fetchTopicOffsets(topic);
-  await admin.disconnect();
-  const end = BigInt(offsets!.high);
-  if (BigInt(offsets!.low) >= end) return [];
-  const consumer = client.consumer({ groupId: `test-read-${randomUUID()}`, maxWaitTimeInMs: 250 });
-  await consumer.connect();
+  const consumer = client.consumer({ groupId: `test-read-${randomUUID()}`, maxWaitTime: 250 });
   try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    const records: HeldRecord[] = [];
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`reading ${topic} did not reach offset ${end} in 20 s`)),
-        20_000,
-      );
-      void consumer.run({
-        eachMessage: async ({ message }) => {
-          records.push({
-            offset: message.offset,
-            key: message.key?.toString() ?? null,
-            value: message.value?.toString() ?? null,
-          });
-          if (BigInt(message.offset) >= end - 1n) {
-            clearTimeout(timer);
-            resolve();
-          }
-        },
-      });
+    const ends = await consumer.listOffsets({ topics: [topic] });
+    const starts = await consumer.listOffsets({
+      topics: [topic],
+      timestamp: ListOffsetTimestamps.EARLIEST,
     });
+    const end = ends.get(topic)![0]!;
+    if (starts.get(topic)![0]! >= end) return [];
+    const stream = await consumer.consume({ topics: [topic], mode: 'earliest', autocommit: false });
+    const records: HeldRecord[] = [];
+    const timer = setTimeout(
+      () => stream.destroy(new Error(`reading ${topic} did not reach offset ${end} in 20 s`)),
+      20_000,
+    );
+    try {
+      await consumeBatches(stream, (messages) => {
+        for (const message of messages) {
+          records.push({
+            offset: String(message.offset),
+            key: message.key,
+            value: message.value,
+          });
+          if (message.offset >= end - 1n) void stream.close();
+        }
+        return Promise.resolve();
+      });
+    } finally {
+      clearTimeout(timer);
+    }
     return records;
   } finally {
-    await consumer.disconnect();
+    await consumer.close(true);
   }
 }
 
@@ -174,24 +172,22 @@ describe('topic settings', () => {
 /** The broker's log.cleaner.backoff.ms: how long its cleaner sleeps when no log is due. */
 async function cleanerBackoffMs(): Promise<number> {
   const admin = kafka.admin();
-  await admin.connect();
   try {
-    const {
-      brokers: [broker],
-    } = await admin.describeCluster();
-    const { resources } = await admin.describeConfigs({
+    const { brokers: nodes } = await admin.metadata({ topics: [] });
+    const [broker] = [...nodes.keys()];
+    const [described] = await admin.describeConfigs({
       resources: [
         {
-          type: kafkajs.ConfigResourceTypes.BROKER,
-          name: String(broker!.nodeId),
-          configNames: ['log.cleaner.backoff.ms'],
+          resourceType: ConfigResourceTypes.BROKER,
+          resourceName: String(broker),
+          configurationKeys: ['log.cleaner.backoff.ms'],
         },
       ],
       includeSynonyms: false,
     });
-    return Number(resources[0]!.configEntries[0]!.configValue);
+    return Number(described!.configs[0]!.value);
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
 }
 
@@ -215,11 +211,10 @@ describe('ensureTopics on the local broker', () => {
       const contactId = randomUUID();
       const snapshot = JSON.stringify({ contact: { id: contactId, email: 'ada@example.com' } });
       const producer = createProducer(kafka);
-      await producer.connect();
       try {
         // What a Contact's change and then its erasure publish on herald.contacts.changed.
-        await producer.send({ topic, messages: [{ key: contactId, value: snapshot }] });
-        await producer.send({ topic, messages: [{ key: contactId, value: null }] });
+        await producer.send({ messages: [{ topic, key: contactId, value: snapshot }] });
+        await producer.send({ messages: [{ topic, key: contactId, value: null }] });
         const before = await readFromBeginning(kafka, topic);
         expect(before.filter((r) => r.key === contactId).map((r) => r.value)).toEqual([
           snapshot,
@@ -241,8 +236,9 @@ describe('ensureTopics on the local broker', () => {
           }
           await new Promise((r) => setTimeout(r, 2_000));
           await producer.send({
-            topic,
-            messages: [{ key: `other-${writes++ % 3}`, value: JSON.stringify({ n: writes }) }],
+            messages: [
+              { topic, key: `other-${writes++ % 3}`, value: JSON.stringify({ n: writes }) },
+            ],
           });
           held = await readFromBeginning(kafka, topic);
         }
@@ -250,7 +246,7 @@ describe('ensureTopics on the local broker', () => {
         const latest = new Map(held.map((r) => [r.key, r.value]));
         expect(latest.get(`other-${(writes - 1) % 3}`)).toBe(JSON.stringify({ n: writes }));
       } finally {
-        await producer.disconnect();
+        await producer.close();
       }
     },
     120_000,
@@ -260,21 +256,15 @@ describe('ensureTopics on the local broker', () => {
     const topic = uniqueTopic('reconcile');
     // As an older release (or an operator) left it: compacted, with a setting of its own.
     const admin = kafka.admin();
-    await admin.connect();
     await admin.createTopics({
-      topics: [
-        {
-          topic,
-          numPartitions: 1,
-          configEntries: [
-            { name: 'cleanup.policy', value: 'compact' },
-            { name: 'max.message.bytes', value: '2000000' },
-          ],
-        },
+      topics: [topic],
+      partitions: 1,
+      configs: [
+        { name: 'cleanup.policy', value: 'compact' },
+        { name: 'max.message.bytes', value: '2000000' },
       ],
-      waitForLeaders: true,
     });
-    await admin.disconnect();
+    await admin.close();
 
     const spec = (lagMs: number) =>
       withTopicConfig(

@@ -1,24 +1,37 @@
-// The producers' partitioner must put every key where kafkajs's default (Java-compatible)
-// partitioner does: a key's messages stay in one partition, across versions and clients.
+// The producers' partitioner must put every key where the Java client's partitioner does: a
+// key's messages stay in one partition, across versions and clients.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { describe, expect, it } from '@jest/globals';
-import { Partitioners, type PartitionerArgs } from 'kafkajs';
+import {
+  compatibilityPartitioner,
+  murmur2 as platformaticMurmur2,
+  type ClusterMetadata,
+  type PartitionerContext,
+} from '@platformatic/kafka';
 import { keyHashPartitioner, murmur2 } from '../../src/index.js';
 
-const require = createRequire(import.meta.url);
-const kafkajsMurmur2 = require('kafkajs/src/producer/partitioners/default/murmur2.js') as (
-  key: string | Buffer,
-) => number;
-
-const partitions = (count: number): PartitionerArgs['partitionMetadata'] =>
-  Array.from({ length: count }, (_, partitionId) => ({
-    partitionErrorCode: 0,
-    partitionId,
-    leader: 1,
-    replicas: [1],
-    isr: [1],
-  }));
+/** What the producer hands a partitioner: the metadata of a topic with these leaders. */
+const context = (leaders: number[]): PartitionerContext => ({
+  metadata: {
+    topics: new Map([
+      [
+        't',
+        {
+          id: 't',
+          partitionsCount: leaders.length,
+          lastUpdate: 0,
+          partitions: leaders.map((leader) => ({
+            leader,
+            leaderEpoch: 0,
+            replicas: [1],
+            isr: [1],
+            offlineReplicas: [],
+          })),
+        },
+      ],
+    ]),
+  } as unknown as ClusterMetadata,
+});
 
 // Keys of every length mod 4, multi-byte UTF-8, bytes with the high bit set, and Herald's own.
 const keys: (string | Buffer)[] = [
@@ -36,8 +49,8 @@ const keys: (string | Buffer)[] = [
 ];
 
 describe('murmur2', () => {
-  it("when hashing any key, then it equals kafkajs's murmur2", () => {
-    for (const key of keys) expect(murmur2(key)).toBe(kafkajsMurmur2(key));
+  it("when hashing any key, then it equals @platformatic/kafka's murmur2", () => {
+    for (const key of keys) expect(murmur2(key)).toBe(platformaticMurmur2(key, false));
   });
 
   it("when hashing the Java client's test vectors, then it gives the Java client's values", () => {
@@ -54,29 +67,26 @@ describe('murmur2', () => {
 });
 
 describe('keyHashPartitioner', () => {
-  it("when a message has a key, then it goes to the default partitioner's partition, the second time too", () => {
+  it("when a message has a key, then it goes to the Java client's partition (compatibilityPartitioner's), the second time too", () => {
     const ours = keyHashPartitioner();
-    const theirs = Partitioners.DefaultPartitioner();
     for (const count of [1, 3, 12, 50]) {
-      const partitionMetadata = partitions(count);
+      const ctx = context(Array.from({ length: count }, () => 1));
       for (const key of keys) {
+        const bytes = typeof key === 'string' ? Buffer.from(key) : key;
+        const message = { topic: 't', key, value: 'v' };
+        const java = compatibilityPartitioner(message, bytes) % count;
         for (let time = 0; time < 2; time += 1) {
-          const args = { topic: 't', partitionMetadata, message: { key, value: 'v' } };
-          expect(ours(args)).toBe(theirs(args));
+          expect(ours(message, bytes, ctx) % count).toBe(java);
         }
       }
     }
   });
 
-  it('when a message names its partition, then it goes there; without a key, to partitions with a leader', () => {
+  it('when a message has no key, then it goes round-robin to the partitions with a leader', () => {
     const ours = keyHashPartitioner();
-    const partitionMetadata = partitions(4);
-    expect(
-      ours({ topic: 't', partitionMetadata, message: { key: 'k', partition: 3, value: 'v' } }),
-    ).toBe(3);
-    const led = partitionMetadata.map((p) => (p.partitionId === 2 ? p : { ...p, leader: -1 }));
-    for (let i = 0; i < 5; i += 1) {
-      expect(ours({ topic: 't', partitionMetadata: led, message: { value: 'v' } })).toBe(2);
-    }
+    const ctx = context([-1, 1, 2, -1]);
+    const chosen = Array.from({ length: 6 }, () => ours({ topic: 't' }, undefined, ctx) % 4);
+    expect(new Set(chosen)).toEqual(new Set([1, 2]));
+    expect(chosen.filter((p) => p === 1)).toHaveLength(3);
   });
 });

@@ -1,18 +1,22 @@
 import { withTransaction, type Pool, type PoolClient } from '@herald/db';
-import type { Producer } from '@herald/kafka';
+import type { ProducedMessage, Producer } from '@herald/kafka';
 import {
   SpanStatusCode,
   batchSpanPlacement,
   context,
-  keepOwnTraceContext,
   propagation,
   trace,
-  withSampledMessages,
   type Attributes,
 } from '@herald/telemetry';
-import { ROOT_CONTEXT, TraceFlags, type SpanContext } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  TraceFlags,
+  type Context,
+  type Span,
+  type SpanContext,
+} from '@opentelemetry/api';
 import { suppressTracing, unsuppressTracing } from '@opentelemetry/core';
-import type { Message, TopicMessages } from 'kafkajs';
 import type { PublishFailure, PublishedTopic } from './relay-metrics.js';
 import { shardOfSql } from './shards.js';
 
@@ -65,10 +69,6 @@ export function createBatchPublisher(
   const { pool, producer, lockKey, shardCount, shards } = options;
   const { batchSize, maxBatchBytes, attributes, onPublished, onFailed } = options;
   const tracer = trace.getTracer(instrumentationName);
-
-  // The producer is connected (again) before the first send and after any failed one; connecting
-  // a connected producer costs nothing.
-  let producerReady = false;
 
   // One transaction: the rows are deleted only when Kafka took them; any failure rolls back and
   // leaves them for the next poll. It reads only the shards whose lock it got: a shard another
@@ -135,41 +135,34 @@ export function createBatchPublisher(
     }
   }
 
+  // One send for the whole batch: the producer splits it by partition leader, keeping the rows'
+  // order within each partition. It connects on its first send and again after a failed one.
   async function send(batch: readonly OutboxRow[]): Promise<void> {
-    try {
-      if (!producerReady) {
-        await producer.connect();
-        producerReady = true;
-      }
-      await publishSpan(batch, () => producer.sendBatch({ topicMessages: toTopicMessages(batch) }));
-    } catch (err) {
-      producerReady = false;
-      throw err;
-    }
+    await publishSpan(batch, (headersOf) =>
+      producer.send({ messages: toMessages(batch, headersOf) }),
+    );
   }
 
   // One span per batch whose messages come from sampled requests, linked to each of them (the
   // messaging conventions' batch), and a child of the first when they are all of one trace, so
-  // that a request's trace goes on through its publish. The kafkajs instrumentation (when
-  // loaded) makes each message's producer span a child of it and replaces the stored traceparent
-  // header with that span's, except on the messages of requests that were not sampled: those
-  // keep the context they were stored with, so that their consumers never continue another
-  // request's trace, and Herald's parent-based sampler records no producer span for them (at a
-  // production ratio nearly every batch holds a sampled request). Without the instrumentation
-  // the stored header goes out as enqueued.
-  // A batch with no sampled request gets no span and sends with tracing suppressed: its
-  // messages' producer spans would be recorded nowhere, and building one per message was a
-  // tenth of the relay's CPU.
-  function publishSpan<T>(batch: readonly OutboxRow[], fn: () => Promise<T>): Promise<T> {
+  // that a request's trace goes on through its publish. Under it, each message of a sampled
+  // request gets a producer span (`send <topic>`) whose context replaces the stored traceparent
+  // header, so that its consumers continue the trace from there. The messages of requests that
+  // were not sampled get no span and keep the context they were stored with, so that their
+  // consumers never continue another request's trace (at a production ratio nearly every batch
+  // holds a sampled request).
+  // A batch with no sampled request gets no span and sends with tracing suppressed: every
+  // stored header goes out as enqueued.
+  function publishSpan<T>(
+    batch: readonly OutboxRow[],
+    fn: (headersOf: (row: OutboxRow) => Record<string, string>) => Promise<T>,
+  ): Promise<T> {
+    const stored = (row: OutboxRow) => row.headers;
     const placement = batchSpanPlacement(sampledOrigins(batch));
-    if (placement === undefined) return context.with(suppressTracing(context.active()), fn);
-    const sampled: OutboxRow[] = [];
-    for (const row of batch) {
-      const traceparent = row.headers.traceparent;
-      if (traceparent === undefined || unsampled(traceparent)) keepOwnTraceContext(row.headers);
-      else sampled.push(row);
+    if (placement === undefined) {
+      return context.with(suppressTracing(context.active()), () => fn(stored));
     }
-    const unsuppressed = withSampledMessages(unsuppressTracing(context.active()), sampled);
+    const unsuppressed = unsuppressTracing(context.active());
     const { links, parent } = placement;
     return tracer.startActiveSpan(
       'outbox publish',
@@ -180,17 +173,60 @@ export function createBatchPublisher(
       },
       parent ? trace.setSpanContext(unsuppressed, parent) : unsuppressed,
       async (span) => {
+        if (!span.isRecording()) {
+          try {
+            return await context.with(suppressTracing(context.active()), () => fn(stored));
+          } finally {
+            span.end();
+          }
+        }
+        const sends = producerSpans(batch, context.active());
         try {
-          if (!span.isRecording()) return await context.with(suppressTracing(context.active()), fn);
-          return await fn();
+          return await fn((row) => sends.get(row)?.headers ?? row.headers);
         } catch (err) {
-          span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+          const status = { code: SpanStatusCode.ERROR, message: (err as Error).message };
+          span.setStatus(status);
+          for (const { span: sendSpan } of sends.values()) sendSpan.setStatus(status);
           throw err;
         } finally {
+          for (const { span: sendSpan } of sends.values()) sendSpan.end();
           span.end();
         }
       },
     );
+  }
+
+  /**
+   * A producer span for each message of a sampled request, a child of the publish span in `ctx`,
+   * with the headers the message leaves with: the stored ones, its traceparent (and tracestate)
+   * now the span's. The span names the topic, never the key.
+   */
+  function producerSpans(
+    batch: readonly OutboxRow[],
+    ctx: Context,
+  ): Map<OutboxRow, { span: Span; headers: Record<string, string> }> {
+    const sends = new Map<OutboxRow, { span: Span; headers: Record<string, string> }>();
+    for (const row of batch) {
+      const traceparent = row.headers.traceparent;
+      if (traceparent === undefined || unsampled(traceparent)) continue;
+      const span = tracer.startSpan(
+        `send ${row.topic}`,
+        {
+          kind: SpanKind.PRODUCER,
+          attributes: {
+            'messaging.system': 'kafka',
+            'messaging.destination.name': row.topic,
+            'messaging.operation.type': 'send',
+            'messaging.operation.name': 'send',
+          },
+        },
+        ctx,
+      );
+      const headers = { ...row.headers };
+      propagation.inject(trace.setSpan(ctx, span), headers);
+      sends.set(row, { span, headers });
+    }
+    return sends;
   }
 
   // Polling is not traced: an idle relay would otherwise record several database spans per poll.
@@ -281,18 +317,17 @@ function messageBytes(row: OutboxRow): number {
   return bytes;
 }
 
-/** One entry per topic, rows in id order within it (which is each partition's order). */
-function toTopicMessages(rows: readonly OutboxRow[]): TopicMessages[] {
-  const byTopic = new Map<string, Message[]>();
-  for (const row of rows) {
-    let messages = byTopic.get(row.topic);
-    if (!messages) {
-      messages = [];
-      byTopic.set(row.topic, messages);
-    }
-    messages.push({ key: row.key, value: row.value, headers: row.headers });
-  }
-  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+/** The rows as messages, in id order (which is each partition's order). */
+function toMessages(
+  rows: readonly OutboxRow[],
+  headersOf: (row: OutboxRow) => Record<string, string>,
+): ProducedMessage[] {
+  return rows.map((row) => ({
+    topic: row.topic,
+    key: row.key,
+    value: row.value,
+    headers: headersOf(row),
+  }));
 }
 
 async function deleteRows(client: PoolClient, rows: readonly OutboxRow[]): Promise<void> {

@@ -21,7 +21,7 @@ export interface OutboxLogger {
 
 export interface OutboxRelayOptions {
   pool: Pool;
-  /** An idempotent producer (`createProducer` of @herald/kafka); the relay connects it. */
+  /** An idempotent producer (`createProducer` of @herald/kafka); it connects on its first send. */
   producer: Producer;
   logger: OutboxLogger;
   /**

@@ -4,6 +4,7 @@ import net from 'node:net';
 import pg from 'pg';
 import {
   ROOT_CONTEXT,
+  SpanKind,
   TraceFlags,
   context,
   createTraceState,
@@ -28,14 +29,15 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { createPool, withTransaction, type Pool } from '@herald/db';
 import {
+  consumeBatches,
   createKafka,
   createProducer,
   ensureTopics,
+  partitionOffsets,
   type Consumer,
   type Kafka,
   type Producer,
 } from '@herald/kafka';
-import { Kafka as KafkaClient, logLevel } from 'kafkajs';
 import {
   OUTBOX_RELAYS_TABLE_SQL,
   OUTBOX_TABLE_SQL,
@@ -146,23 +148,34 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-/** A producer whose only broker is a closed port, failing fast; counts connect attempts. */
-async function unreachableProducer(onConnect: () => void = () => {}): Promise<Producer> {
-  const deadKafka = new KafkaClient({
+/**
+ * The producer, with `sent` called with each send's message count once it succeeded, and
+ * `sending` with every send (the active context then) before it starts.
+ */
+function watchSends(
+  producer: Producer,
+  { sent = () => {}, sending = () => {} }: { sent?: (count: number) => void; sending?: () => void },
+): Producer {
+  const send = producer.send.bind(producer) as (
+    options: Parameters<Producer['send']>[0],
+  ) => ReturnType<Producer['send']> & Promise<unknown>;
+  producer.send = (async (options: Parameters<Producer['send']>[0]) => {
+    sending();
+    const result = await send(options);
+    sent(options.messages.length);
+    return result;
+  }) as Producer['send'];
+  return producer;
+}
+
+/** A producer whose only broker is a closed port, failing fast; counts send attempts. */
+async function unreachableProducer(onSend: () => void = () => {}): Promise<Producer> {
+  const deadKafka = createKafka({
     clientId: 'outbox-lib-test-dead',
     brokers: [`127.0.0.1:${await closedPort()}`],
-    connectionTimeout: 300,
-    retry: { retries: 1, initialRetryTime: 20, maxRetryTime: 50 },
-    logLevel: logLevel.NOTHING,
+    retries: 1,
   });
-  const deadProducer = createProducer(deadKafka);
-  return {
-    ...deadProducer,
-    connect: () => {
-      onConnect();
-      return deadProducer.connect();
-    },
-  };
+  return watchSends(createProducer(deadKafka), { sending: onSend });
 }
 
 interface Point {
@@ -208,38 +221,36 @@ beforeAll(async () => {
     Object.values(topics).map((topic) => ({ topic, numPartitions: 3 })),
   );
   producer = createProducer(kafka);
-  await producer.connect();
 
-  consumer = kafka.consumer({ groupId: `test-outbox-${run}` });
-  await consumer.connect();
-  await consumer.subscribe({ topics: Object.values(topics), fromBeginning: true });
-  await consumer.run({
-    eachMessage: async ({ topic, partition, message }) => {
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(message.headers ?? {})) {
-        headers[name] = String(value);
-      }
-      const list = received.get(topic) ?? [];
-      list.push({
-        key: message.key!.toString(),
-        value: message.value === null ? null : message.value.toString(),
-        headers,
-        partition,
-        offset: message.offset,
-      });
-      received.set(topic, list);
-    },
+  consumer = kafka.consumer({ groupId: `test-outbox-${run}`, maxWaitTime: 250 });
+  const stream = await consumer.consume({
+    topics: Object.values(topics),
+    mode: 'committed',
+    fallbackMode: 'earliest',
   });
+  void consumeBatches(stream, (messages) => {
+    for (const message of messages) {
+      const list = received.get(message.topic) ?? [];
+      list.push({
+        key: message.key!,
+        value: message.value,
+        headers: Object.fromEntries(message.headers),
+        partition: message.partition,
+        offset: String(message.offset),
+      });
+      received.set(message.topic, list);
+    }
+    return Promise.resolve();
+  }).catch(() => {});
 }, 60_000);
 
 afterAll(async () => {
-  await consumer?.disconnect();
-  await producer?.disconnect();
+  await consumer?.close(true);
+  await producer?.close();
   if (kafka) {
     const kafkaAdmin = kafka.admin();
-    await kafkaAdmin.connect();
     await kafkaAdmin.deleteTopics({ topics: Object.values(topics) });
-    await kafkaAdmin.disconnect();
+    await kafkaAdmin.close();
   }
   await pool?.end();
   await admin(`drop database if exists ${dbName} with (force)`);
@@ -255,7 +266,7 @@ beforeEach(async () => {
 });
 
 describe('enqueue and the relay', () => {
-  it('when a transaction rolls back, then its message is never published, and a committed one is read back with key, value and headers (traceparent included)', async () => {
+  it('when a transaction rolls back, then its message is never published, and a committed one is read back with key, value and headers (its traceparent now its producer span’s)', async () => {
     const topic = topics.commit;
     await expect(
       withTransaction(pool, async (client) => {
@@ -297,7 +308,9 @@ describe('enqueue and the relay', () => {
         key: 'contact-1',
         value: JSON.stringify(value),
         headers: {
-          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+          traceparent: expect.stringMatching(
+            /^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/,
+          ),
           'x-request-id': 'req-1',
         },
         partition: expect.any(Number),
@@ -352,10 +365,10 @@ describe('enqueue and the relay', () => {
     const sent = Array.from({ length: 30 }, (_, i) => ({ topic, key: `k${i % 2}`, value: { i } }));
     await enqueue(pool, sent);
 
-    let connectAttempts = 0;
+    let sendAttempts = 0;
     const dead = relayWith({
       name: 'down',
-      producer: await unreachableProducer(() => (connectAttempts += 1)),
+      producer: await unreachableProducer(() => (sendAttempts += 1)),
       pollIntervalMs: 10,
       maxBackoffMs: 40,
     });
@@ -364,7 +377,7 @@ describe('enqueue and the relay', () => {
     expect(await dead.stats()).toMatchObject({ pending: 30 });
 
     dead.start();
-    await waitFor('several retries', () => connectAttempts >= 5);
+    await waitFor('several retries', () => sendAttempts >= 5);
     await dead.stop();
     expect(logs.filter((l) => l.level === 'warn')).toHaveLength(1);
     expect(await pendingRows()).toBe(30);
@@ -409,7 +422,6 @@ describe('enqueue and the relay', () => {
     await enqueue(pool, sent);
 
     const secondProducer = createProducer(kafka);
-    await secondProducer.connect();
     const a = relayWith({ name: 'pair', batchSize: 20, pollIntervalMs: 5 });
     const b = relayWith({
       name: 'pair',
@@ -421,13 +433,12 @@ describe('enqueue and the relay', () => {
     b.start();
     await waitFor('an empty outbox', async () => (await pendingRows()) === 0);
     await Promise.all([a.stop(), b.stop()]);
-    await secondProducer.disconnect();
+    await secondProducer.close();
 
     await waitFor('300 messages', () => got(topic).length >= 300);
     const kafkaAdmin = kafka.admin();
-    await kafkaAdmin.connect();
-    const offsets = await kafkaAdmin.fetchTopicOffsets(topic);
-    await kafkaAdmin.disconnect();
+    const offsets = await partitionOffsets(kafkaAdmin, [topic]);
+    await kafkaAdmin.close();
     // Everything ever written to the topic: no duplicate was produced.
     expect(offsets.reduce((sum, p) => sum + Number(p.high), 0)).toBe(300);
     expect(new Set(got(topic).map((m) => m.value)).size).toBe(300);
@@ -491,19 +502,10 @@ describe('enqueue and the relay', () => {
 
 describe('shards', () => {
   /** A producer of its own that counts the messages it sent: which relay published what. */
-  async function countingProducer(): Promise<{ producer: Producer; sent: () => number }> {
-    const own = createProducer(kafka);
-    await own.connect();
+  function countingProducer(): Promise<{ producer: Producer; sent: () => number }> {
     let sent = 0;
-    const counting: Producer = {
-      ...own,
-      sendBatch: async (batch) => {
-        const result = await own.sendBatch(batch);
-        sent += (batch.topicMessages ?? []).reduce((n, t) => n + t.messages.length, 0);
-        return result;
-      },
-    };
-    return { producer: counting, sent: () => sent };
+    const counting = watchSends(createProducer(kafka), { sent: (count) => (sent += count) });
+    return Promise.resolve({ producer: counting, sent: () => sent });
   }
 
   const relayRows = async (name: string) =>
@@ -548,7 +550,7 @@ describe('shards', () => {
       await waitFor('an empty outbox', async () => (await pendingRows()) === 0);
     } finally {
       await Promise.all([a.stop(), b.stop()]);
-      await Promise.all([first.producer.disconnect(), second.producer.disconnect()]);
+      await Promise.all([first.producer.close(), second.producer.close()]);
     }
 
     expect(first.sent() + second.sent()).toBe(400);
@@ -775,24 +777,19 @@ describe('tracing', () => {
 
   /**
    * Publishes the whole outbox in one batch, inside a span of a poller of its own (which the
-   * publish must never take as its parent), and returns the spans it recorded and what the
-   * producer saw active when it sent: where the kafkajs instrumentation puts its producer spans.
+   * publish must never take as its parent), and returns the spans it recorded (the publish, and
+   * the producer spans of the messages) and what the producer saw active when it sent.
    */
   async function publishTraced(name: string) {
     const sentIn: Array<{ span?: SpanContext; suppressed: boolean }> = [];
-    const relay = relayWith({
-      name,
-      producer: {
-        ...producer,
-        sendBatch: (batch) => {
-          sentIn.push({
-            span: trace.getActiveSpan()?.spanContext(),
-            suppressed: isTracingSuppressed(context.active()),
-          });
-          return producer.sendBatch(batch);
-        },
-      },
+    const own = watchSends(createProducer(kafka), {
+      sending: () =>
+        sentIn.push({
+          span: trace.getActiveSpan()?.spanContext(),
+          suppressed: isTracingSuppressed(context.active()),
+        }),
     });
+    const relay = relayWith({ name, producer: own });
     spans.reset();
     const poller = tracer.startSpan('poller');
     const published = await context.with(trace.setSpan(context.active(), poller), async () => [
@@ -800,12 +797,24 @@ describe('tracing', () => {
       await relay.runOnce(),
     ]);
     poller.end();
+    await own.close();
+    const recorded = spans.getFinishedSpans();
     return {
       published,
       sentIn,
-      publish: spans.getFinishedSpans().filter((s) => s.name !== 'poller'),
+      publish: recorded.filter((s) => s.name === 'outbox publish'),
+      sends: recorded.filter((s) => s.name.startsWith('send ')),
+      others: recorded.filter(
+        (s) => s.name !== 'poller' && s.name !== 'outbox publish' && !s.name.startsWith('send '),
+      ),
     };
   }
+
+  /** The traceparent a span's context makes. */
+  const traceparentOf = (span: { spanContext(): SpanContext }) => {
+    const { traceId, spanId, traceFlags } = span.spanContext();
+    return `00-${traceId}-${spanId}-0${traceFlags}`;
+  };
 
   it('when the sampled requests of a batch are of several traces, then one root span linked to each is recorded, and none for an empty poll', async () => {
     const requestA = tracer.startSpan('request A');
@@ -817,10 +826,12 @@ describe('tracing', () => {
     requestA.end();
     requestB.end();
 
-    const { published, sentIn, publish } = await publishTraced('traced');
+    const before = got(topics.misc).length;
+    const { published, sentIn, publish, sends, others } = await publishTraced('traced');
 
     expect(published).toEqual([5, 0]);
     expect(publish.map((s) => s.name)).toEqual(['outbox publish']);
+    expect(others).toEqual([]);
     expect(publish[0]!.parentSpanContext).toBeUndefined();
     expect(publish[0]!.attributes).toEqual({
       'outbox.name': 'traced',
@@ -834,6 +845,27 @@ describe('tracing', () => {
       [requestA.spanContext().spanId, requestB.spanContext().spanId].sort(),
     );
     expect(sentIn).toEqual([{ span: publish[0]!.spanContext(), suppressed: false }]);
+
+    // A producer span for each message of a sampled request, under the publish; the record
+    // carries it. The others leave with the context they were stored with.
+    expect(sends).toHaveLength(3);
+    for (const send of sends) {
+      expect(send.name).toBe(`send ${topics.misc}`);
+      expect(send.kind).toBe(SpanKind.PRODUCER);
+      expect(send.parentSpanContext?.spanId).toBe(publish[0]!.spanContext().spanId);
+      expect(send.attributes).toEqual({
+        'messaging.system': 'kafka',
+        'messaging.destination.name': topics.misc,
+        'messaging.operation.type': 'send',
+        'messaging.operation.name': 'send',
+      });
+    }
+    await waitFor('the 5 messages', () => got(topics.misc).length >= before + 5);
+    const records = got(topics.misc).slice(before);
+    const carried = records.map((r) => r.headers.traceparent);
+    expect(carried.slice(0, 3).sort()).toEqual(sends.map(traceparentOf).sort());
+    expect(carried[3]).toMatch(/-00$/);
+    expect(carried[4]).toBeUndefined();
   });
 
   it('when the sampled requests of a batch are all of one trace, then the publish is a child of the first one, linked to each, and the messages are sent inside it', async () => {
@@ -850,9 +882,12 @@ describe('tracing', () => {
     inRequest.end();
     request.end();
 
-    const { published, sentIn, publish } = await publishTraced('one-trace');
+    const { published, sentIn, publish, sends } = await publishTraced('one-trace');
 
     expect(published).toEqual([5, 0]);
+    expect(sends.map((s) => s.name).sort()).toEqual(
+      [`send ${topics.misc}`, `send ${topics.misc}`, `send ${topics.pair}`].sort(),
+    );
     expect(publish.map((s) => s.name)).toEqual(['outbox publish']);
     const span = publish[0]!;
     expect(span.spanContext().traceId).toBe(request.spanContext().traceId);
@@ -897,10 +932,11 @@ describe('tracing', () => {
     await enqueueIn(unsampledRequest(), message(3));
     await enqueue(pool, [message(4)]);
 
-    const { published, sentIn, publish } = await publishTraced('untraced');
+    const { published, sentIn, publish, sends } = await publishTraced('untraced');
 
     expect(published).toEqual([4, 0]);
     expect(publish).toEqual([]);
+    expect(sends).toEqual([]);
     expect(sentIn).toHaveLength(1);
     expect(sentIn[0]!.suppressed).toBe(true);
   });

@@ -74,12 +74,11 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await producer?.disconnect();
+  await producer?.close();
   const kafka = createKafka({ brokers, clientId: 'outbox-vacuum-test' });
   const kafkaAdmin = kafka.admin();
-  await kafkaAdmin.connect();
   await kafkaAdmin.deleteTopics({ topics: [topic] });
-  await kafkaAdmin.disconnect();
+  await kafkaAdmin.close();
   await pool?.end();
   await admin(`drop database if exists ${dbName} with (force)`);
 }, 60_000);

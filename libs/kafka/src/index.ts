@@ -41,12 +41,7 @@ export {
   type KafkaSaslMechanism,
 } from './connection.js';
 export { consumeBatches } from './batches.js';
-export {
-  groupLag,
-  partitionOffsets,
-  setGroupOffsets,
-  type PartitionOffsets,
-} from './offsets.js';
+export { groupLag, partitionOffsets, setGroupOffsets, type PartitionOffsets } from './offsets.js';
 
 /** Herald's producer: string keys and headers, a string value or null (a tombstone). */
 export type Producer = ProducerClient<string, string | null, string, string>;
@@ -144,7 +139,8 @@ function baseOptions(options: KafkaOptions): BaseOptions {
 }
 
 /** Values and keys as UTF-8 text; null (a tombstone's value) stays null. */
-const nullableString = (data?: string | null) => (data == null ? undefined : stringSerializer(data));
+const nullableString = (data?: string | null) =>
+  data == null ? undefined : stringSerializer(data);
 const serializers = {
   key: stringSerializer,
   value: nullableString,
@@ -245,7 +241,11 @@ function trackErrors<T extends object>(client: T, sink: ErrorSink): T {
     subscribed = true;
     for (const [name, namespace] of Object.entries(FAILING_CHANNELS)) {
       subscribe(`tracing:${name}:error`, (message) => {
-        const { client: source, operation, error } = message as {
+        const {
+          client: source,
+          operation,
+          error,
+        } = message as {
           client?: object;
           operation?: string;
           error?: Error;

@@ -53,7 +53,8 @@ export async function groupLag(
   const [group] = await admin.listConsumerGroupOffsets({ groups: [groupId] });
   const committed = new Map<string, bigint>();
   for (const topic of group?.topics ?? []) {
-    for (const p of topic.partitions) committed.set(`${topic.name}:${p.partitionIndex}`, p.committedOffset);
+    for (const p of topic.partitions)
+      committed.set(`${topic.name}:${p.partitionIndex}`, p.committedOffset);
   }
   let behind = 0n;
   for (const { topic, partition, low, high } of await partitionOffsets(admin, topics)) {

@@ -1,8 +1,12 @@
 // Test consumers on the stack's Kafka, as a downstream consumer (Journeys) reads it.
 import { randomUUID } from 'node:crypto';
 import {
+  consumeBatches,
   createKafka,
   ensureTopics,
+  partitionOffsets,
+  setGroupOffsets,
+  type ConsumedMessage,
   type Consumer,
   type ITopicConfig,
   type Kafka,
@@ -62,21 +66,6 @@ export async function ensureTestTopics(
 }
 
 /**
- * Runs `read` again while it fails with an error Kafka calls retriable: a topic created a moment
- * ago answers "not the leader" until its partitions have their leaders.
- */
-async function whileLeadersAreElected<T>(read: () => Promise<T>, tries = 20): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await read();
-    } catch (err) {
-      if (!(err as { retriable?: boolean }).retriable || attempt >= tries) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-}
-
-/**
  * Commits the group's offsets at the topics' current end, on every partition: a consumer of the
  * group started later (however long its join takes) reads exactly what was published after this.
  */
@@ -86,18 +75,15 @@ export async function setGroupOffsetsToEnd(
   topics: readonly string[],
 ): Promise<void> {
   const admin = kafka.admin();
-  await admin.connect();
   try {
-    for (const topic of topics) {
-      const offsets = await whileLeadersAreElected(() => admin.fetchTopicOffsets(topic));
-      await admin.setOffsets({
-        groupId,
-        topic,
-        partitions: offsets.map((o) => ({ partition: o.partition, offset: o.high })),
-      });
-    }
+    const ends = await partitionOffsets(admin, topics);
+    await setGroupOffsets(
+      admin,
+      groupId,
+      ends.map(({ topic, partition, high }) => ({ topic, partition, offset: high })),
+    );
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
 }
 
@@ -112,16 +98,41 @@ export async function markTopicEnd(topic: string, options: WatchOptions = {}): P
   return groupId;
 }
 
-/** kafkajs's IHeaders. */
-type RecordHeaders = Record<string, Buffer | string | Array<Buffer | string> | undefined>;
-
-function headerText(headers: RecordHeaders | undefined): Record<string, string> {
+/** A message's headers as an object (the first value of a repeated one). */
+function headerText(message: ConsumedMessage): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    const first = Array.isArray(value) ? value[0] : value;
-    if (first !== undefined) out[name] = first.toString();
+  for (const [name, value] of message.headerEntries) {
+    if (!(name in out) && value !== undefined) out[name] = value;
   }
   return out;
+}
+
+/**
+ * Runs a member of the group on the topics from its committed offsets, handing over each batch
+ * of messages and committing it after; resolves once it consumes.
+ */
+async function runConsumer(
+  kafka: Kafka,
+  groupId: string,
+  topics: readonly string[],
+  onMessages: (messages: ConsumedMessage[]) => void,
+): Promise<Consumer> {
+  const consumer = kafka.consumer({ groupId, maxWaitTime: 250, autocommit: 1_000 });
+  try {
+    const stream = await consumer.consume({
+      topics: [...topics],
+      mode: 'committed',
+      fallbackMode: 'latest',
+    });
+    void consumeBatches(stream, (messages) => {
+      onMessages(messages);
+      return Promise.resolve();
+    }).catch(() => {});
+  } catch (err) {
+    await consumer.close(true);
+    throw err;
+  }
+  return consumer;
 }
 
 /** Runs a consumer of the group on the topic, keeping one Tenant's messages in `received`. */
@@ -133,31 +144,21 @@ async function consumeTenant(
   received: Published[],
   onMessage: () => void,
 ): Promise<Consumer> {
-  const consumer = kafkaFor(options).consumer({ groupId, maxWaitTimeInMs: 250 });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topics: [topic] });
-    await consumer.run({
-      eachMessage: ({ partition, message }) => {
-        if (message.value === null) return Promise.resolve();
-        const value = JSON.parse(message.value.toString('utf8')) as Record<string, unknown>;
-        if (value.tenantId !== tenantId) return Promise.resolve();
-        received.push({
-          key: message.key === null ? null : message.key.toString('utf8'),
-          value,
-          partition,
-          offset: BigInt(message.offset),
-          headers: headerText(message.headers),
-        });
-        onMessage();
-        return Promise.resolve();
-      },
-    });
-  } catch (err) {
-    await consumer.disconnect();
-    throw err;
-  }
-  return consumer;
+  return runConsumer(kafkaFor(options), groupId, [topic], (messages) => {
+    for (const message of messages) {
+      if (message.value === null) continue;
+      const value = JSON.parse(message.value) as Record<string, unknown>;
+      if (value.tenantId !== tenantId) continue;
+      received.push({
+        key: message.key,
+        value,
+        partition: message.partition,
+        offset: message.offset,
+        headers: headerText(message),
+      });
+      onMessage();
+    }
+  });
 }
 
 /**
@@ -195,7 +196,7 @@ export async function watchTenant(
       }
       return received;
     },
-    stop: () => consumer.disconnect(),
+    stop: () => consumer.close(true),
   };
 }
 
@@ -220,7 +221,7 @@ export async function consumeUntil(
     }
     return received;
   } finally {
-    await consumer.disconnect();
+    await consumer.close(true);
   }
 }
 
@@ -266,23 +267,19 @@ export async function watchTopics(
 
   const received: TopicMessage[] = [];
   const waiters = new Set<() => void>();
-  const consumer = kafka.consumer({ groupId });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [...topics] });
-  await consumer.run({
-    eachMessage: ({ topic, partition, message }) => {
-      const raw = message.value === null ? null : message.value.toString('utf8');
+  const consumer = await runConsumer(kafka, groupId, topics, (messages) => {
+    for (const message of messages) {
+      const raw = message.value;
       received.push({
-        topic,
-        partition,
-        key: message.key === null ? null : message.key.toString('utf8'),
+        topic: message.topic,
+        partition: message.partition,
+        key: message.key,
         value: raw === null ? null : (JSON.parse(raw) as unknown),
         raw,
-        headers: headerText(message.headers),
+        headers: headerText(message),
       });
-      for (const waiter of waiters) waiter();
-      return Promise.resolve();
-    },
+    }
+    for (const waiter of waiters) waiter();
   });
 
   const waitForCount: TopicWatch['waitForCount'] = (match, count, timeoutMs = 30_000) => {
@@ -312,6 +309,6 @@ export async function watchTopics(
     received,
     waitFor: async (match, timeoutMs = 20_000) => (await waitForCount(match, 1, timeoutMs))[0]!,
     waitForCount,
-    stop: () => consumer.disconnect(),
+    stop: () => consumer.close(true),
   };
 }

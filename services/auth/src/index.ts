@@ -63,7 +63,7 @@ const app = await createApp({
 });
 
 // A deletion's announcement leaves through the outbox: committed with its last step, published
-// after (the relay connects the producer itself, so a Kafka outage never stops the start).
+// after (the producer connects on its first send, so a Kafka outage never stops the start).
 const producer = createProducer(
   createKafka({ ...kafkaConnection(config), clientId: 'herald-auth', logger }),
 );
@@ -86,7 +86,7 @@ await startServer(app, {
   onShutdown: [
     () => tenantDeleter.stop(),
     () => relay.stop(),
-    () => producer.disconnect(),
+    () => producer.close(),
     () => pool.end(),
     () => Promise.resolve(redis.destroy()),
     shutdownTelemetry,

@@ -60,7 +60,7 @@ await startServer(app, {
   onShutdown: [
     () => mirror.stop(),
     () => relay.stop(),
-    () => producer.disconnect(),
+    () => producer.close(),
     // No request is in flight any more and the loop has stopped: nothing waits for Redis.
     () => Promise.resolve(redis.destroy()),
     () => pool.end(),

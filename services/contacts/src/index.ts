@@ -63,7 +63,7 @@ await startServer(app, {
     () => relay.stop(),
     () => Promise.resolve(publicApi.stop()),
     () => redis.close(),
-    () => producer.disconnect(),
+    () => producer.close(),
     () => Promise.all([pool.end(), identityPool.end()]),
     shutdownTelemetry,
   ],

@@ -11,23 +11,26 @@ let watch: TopicWatch;
 beforeAll(async () => {
   await ensureTestTopics([{ topic: TOPIC, numPartitions: 2 }], 'testing-lib-test-setup');
   producer = createProducer(testKafka('testing-lib-test'));
-  await producer.connect();
   watch = await watchTopics([TOPIC], { clientId: 'testing-lib-test-watch' });
 });
 afterAll(async () => {
   await watch?.stop();
-  await producer?.disconnect();
+  await producer?.close();
 });
 
 describe('watchTopics', () => {
   it('when messages are published after it started, then it reads them with key, value, headers and partition', async () => {
     const run = randomUUID();
     await producer.send({
-      topic: TOPIC,
       messages: [
-        { key: 'a', value: JSON.stringify({ run, n: 1 }), headers: { traceparent: 'tp-1' } },
-        { key: 'a', value: null },
-        { key: 'b', value: JSON.stringify({ run, n: 2 }) },
+        {
+          topic: TOPIC,
+          key: 'a',
+          value: JSON.stringify({ run, n: 1 }),
+          headers: { traceparent: 'tp-1' },
+        },
+        { topic: TOPIC, key: 'a', value: null },
+        { topic: TOPIC, key: 'b', value: JSON.stringify({ run, n: 2 }) },
       ],
     });
 

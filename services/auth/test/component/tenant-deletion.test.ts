@@ -291,7 +291,7 @@ describe('a deletion', () => {
       });
     } finally {
       await relay.stop();
-      await producer.disconnect();
+      await producer.close();
       await watch.stop();
     }
   });

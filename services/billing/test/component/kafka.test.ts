@@ -38,7 +38,7 @@ describe('billing messages on Kafka', () => {
   });
   afterAll(async () => {
     await relay.stop();
-    await producer.disconnect();
+    await producer.close();
     await svc.close();
   });
 

@@ -75,7 +75,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await relay.stop();
-  await producer.disconnect();
+  await producer.close();
   await watch.stop();
   await Promise.all([plain.close(), svc.close()]);
   await participant.close();

@@ -1,6 +1,12 @@
 import { withTransaction, type Pool, type Queryable } from '@herald/db';
 import { isUuid, type Logger } from '@herald/http';
-import type { Consumer, Kafka } from '@herald/kafka';
+import {
+  consumeBatches,
+  groupLag,
+  type ConsumedMessage,
+  type Consumer,
+  type Kafka,
+} from '@herald/kafka';
 import { contactChangedMessage, contactErasedMessage, TOPICS } from '@herald/messages';
 import {
   contactIdentitiesGroupId,
@@ -12,10 +18,6 @@ import {
 
 /** The topics the projection is fed by, both keyed by Contact id. */
 export const CONTACT_IDENTITY_TOPICS = [TOPICS.contactsChanged, TOPICS.contactsErased] as const;
-
-type EachBatchPayload = Parameters<
-  NonNullable<NonNullable<Parameters<Consumer['run']>[0]>['eachBatch']>
->[0];
 
 /** One message as Kafka delivered it. */
 export interface ContactIdentityMessage {
@@ -142,6 +144,11 @@ export interface ContactIdentitiesConsumerOptions {
  * the topics' beginning, so a new database fills up. Nothing here is fatal: Kafka or the
  * database away at start (or later), it starts again after a pause, until stopped; meanwhile
  * recording asks the contacts service.
+ *
+ * At least once: the messages the consumer holds are applied in one transaction, and only then
+ * are their offsets committed; any failure (the database, a commit, the group, a fetch) closes
+ * the consumer and a new one starts again from the committed offsets. Applying is idempotent, so
+ * what is read again does no harm.
  */
 export function startContactIdentitiesConsumer(
   options: ContactIdentitiesConsumerOptions,
@@ -154,24 +161,21 @@ export function startContactIdentitiesConsumer(
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
-  const eachBatch = async (payload: EachBatchPayload) => {
-    const { batch } = payload;
+  const applyBatch = async (messages: ConsumedMessage[]) => {
     // After stop the pool may be gone: nothing is applied (or committed), the next owner reads it.
-    if (stopped || batch.messages.length === 0 || !payload.isRunning()) return;
-    // One transaction per batch: in partition order, all applied or none (then retried).
+    if (stopped || messages.length === 0) return;
+    // One transaction: each partition's messages in order, all applied or none (then read again).
     await withTransaction(pool, (client) =>
       applyContactIdentityMessages(
         client,
-        batch.messages.map((m) => ({
-          topic: batch.topic,
-          key: m.key === null ? null : m.key.toString('utf8'),
-          value: m.value === null ? null : m.value.toString('utf8'),
-        })),
+        messages.map((m) => ({ topic: m.topic, key: m.key, value: m.value })),
         logger,
       ),
     );
-    payload.resolveOffset(batch.lastOffset());
-    await payload.heartbeat();
+    // Each partition's last message commits everything before it too.
+    const last = new Map<string, ConsumedMessage>();
+    for (const m of messages) last.set(`${m.topic}:${m.partition}`, m);
+    await Promise.all([...last.values()].map((m) => m.commit()));
   };
 
   const restartLater = () => {
@@ -182,36 +186,46 @@ export function startContactIdentitiesConsumer(
 
   const start = (): Promise<void> =>
     (starting = (async () => {
+      let next: Consumer | undefined;
       try {
         groupId ??= await contactIdentitiesGroupId(pool);
+        if (stopped) return;
         // Short timeouts: a member that went away without leaving (a killed replica, a stop during
         // a join) holds up the next join only this long.
-        const next = kafka.consumer({
+        next = kafka.consumer({
           groupId,
-          maxWaitTimeInMs: 500,
+          autocommit: false,
+          maxWaitTime: 500,
           sessionTimeout: 10_000,
           rebalanceTimeout: 10_000,
           heartbeatInterval: 1_000,
-          // kafkajs restarts itself after a retriable failure, never once stopped.
-          retry: { restartOnFailure: () => Promise.resolve(!stopped) },
         });
         consumer = next;
-        // kafkajs starts again by itself after a retriable failure; any other ends it here.
-        next.on(next.events.CRASH, ({ payload }) => {
-          if (stopped) return void next.disconnect().catch(() => {});
-          if (payload.restart) return;
-          logger.warn({ err: payload.error }, 'contact identity consumer stopped; starting again');
-          void next.disconnect().catch(() => {});
-          restartLater();
+        const stream = await next.consume({
+          topics: [...CONTACT_IDENTITY_TOPICS],
+          mode: 'committed',
+          fallbackMode: 'earliest',
         });
-        await next.connect();
-        if (stopped) return;
-        await next.subscribe({ topics: [...CONTACT_IDENTITY_TOPICS], fromBeginning: true });
-        await next.run({ eachBatch, eachBatchAutoResolve: false });
+        if (stopped) return void (await next.close(true).catch(() => {}));
+        const running = next;
+        void consumeBatches(stream, applyBatch).then(
+          () => {
+            if (stopped) return;
+            logger.warn('contact identity consumer ended; starting again');
+            void running.close(true).catch(() => {});
+            restartLater();
+          },
+          (err: unknown) => {
+            if (stopped) return;
+            logger.warn({ err }, 'contact identity consumer stopped; starting again');
+            void running.close(true).catch(() => {});
+            restartLater();
+          },
+        );
       } catch (err) {
         if (stopped) return;
         logger.warn({ err }, 'contact identity consumer could not start; trying again later');
-        await consumer?.disconnect().catch(() => {});
+        await next?.close(true).catch(() => {});
         restartLater();
       }
     })());
@@ -223,24 +237,10 @@ export function startContactIdentitiesConsumer(
     async lag() {
       if (groupId === undefined) throw new Error('the consumer group is not known yet');
       const admin = kafka.admin();
-      await admin.connect();
       try {
-        let behind = 0;
-        const committed = await admin.fetchOffsets({
-          groupId,
-          topics: [...CONTACT_IDENTITY_TOPICS],
-        });
-        for (const { topic, partitions } of committed) {
-          const ends = await admin.fetchTopicOffsets(topic);
-          for (const end of ends) {
-            const done = partitions.find((p) => p.partition === end.partition)?.offset ?? '-1';
-            const from = Number(done) < 0 ? Number(end.low) : Number(done);
-            behind += Math.max(0, Number(end.high) - from);
-          }
-        }
-        return behind;
+        return await groupLag(admin, groupId, CONTACT_IDENTITY_TOPICS);
       } finally {
-        await admin.disconnect();
+        await admin.close();
       }
     },
     async stop() {
@@ -251,10 +251,10 @@ export function startContactIdentitiesConsumer(
       const bound = new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref());
       await Promise.race([
         (async () => {
-          await consumer?.disconnect().catch(() => {});
+          await consumer?.close(true).catch(() => {});
           await starting;
-          // A start that got past the first disconnect.
-          await consumer?.disconnect().catch(() => {});
+          // A start that got past the first close.
+          await consumer?.close(true).catch(() => {});
         })(),
         bound,
       ]);

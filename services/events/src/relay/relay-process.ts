@@ -66,7 +66,7 @@ export async function startRelayProcess(
     // one for the contact identity consumer, one for the outbox's vacuum, one for the heartbeat.
     max: 7,
   });
-  // Not connected here: the relay connects it before its first send, and again after a failure.
+  // Not connected here: it connects on its first send, and again after a failure.
   const kafka = createKafka({
     ...kafkaConnection(config),
     clientId: 'herald-events-relay',
@@ -133,7 +133,7 @@ export async function startRelayProcess(
     onShutdown: [
       () => Promise.all([pruning.stop(), lagLog.stop(), consumerLagLog.stop()]),
       () => Promise.all([relay.stop(), contactIdentities.stop()]),
-      () => producer.disconnect(),
+      () => producer.close(),
       () => pool.end(),
       ...(options.onShutdown ?? []),
     ],
@@ -141,7 +141,7 @@ export async function startRelayProcess(
     // The port is taken (or similar): let go of everything before failing.
     await Promise.all([pruning.stop(), lagLog.stop(), consumerLagLog.stop()]);
     await Promise.all([relay.stop(), contactIdentities.stop()]);
-    await producer.disconnect().catch(() => {});
+    await producer.close().catch(() => {});
     await pool.end();
     throw err;
   });

@@ -23,32 +23,17 @@ function stringField(text, field) {
 
 /**
  * Assigns the group's only member (this benchmark) every `every`-th partition of the topic: a
- * sample. kafkajs decodes every message it fetches (about 10 µs each), and at 50,000 Events/s
- * reading all of them would take a large share of a small machine from the services measured.
- * @param {typeof import('kafkajs').AssignerProtocol} AssignerProtocol
+ * sample. Decoding every message costs the consumer CPU, and at 50,000 Events/s reading all of
+ * them would take a large share of a small machine from the services measured.
  * @param {number[]} partitions
- * @returns {import('kafkajs').PartitionAssigner}
+ * @returns {import('@platformatic/kafka').GroupPartitionsAssigner}
  */
-function sampleAssigner(AssignerProtocol, partitions) {
-  const name = 'HeraldBenchSample';
-  const empty = Buffer.alloc(0);
-  return () => ({
-    name,
-    version: 1,
-    assign: async ({ members }) =>
-      members.map(({ memberId }, i) => ({
-        memberId,
-        memberAssignment: AssignerProtocol.MemberAssignment.encode({
-          version: 1,
-          assignment: i === 0 ? { [TOPIC]: partitions } : {},
-          userData: empty,
-        }),
-      })),
-    protocol: ({ topics }) => ({
-      name,
-      metadata: AssignerProtocol.MemberMetadata.encode({ version: 1, topics, userData: empty }),
-    }),
-  });
+function sampleAssigner(partitions) {
+  return (_current, members) =>
+    [...members.keys()].map((memberId, i) => ({
+      memberId,
+      assignments: new Map(i === 0 ? [[TOPIC, { topic: TOPIC, partitions }]] : []),
+    }));
 }
 
 /**
@@ -60,61 +45,59 @@ function sampleAssigner(AssignerProtocol, partitions) {
  * @param {{ brokers: string, runId: string, every?: number }} options
  */
 export async function startLagConsumer({ brokers, runId, every = 4 }) {
-  const { AssignerProtocol, Kafka, logLevel } = (await import('kafkajs')).default;
-  const kafka = new Kafka({
-    clientId: 'herald-bench',
-    brokers: brokers.split(','),
-    logLevel: logLevel.NOTHING,
-  });
+  const { consumeBatches, createKafka } = await import('@herald/kafka');
+  const kafka = createKafka({ clientId: 'herald-bench', brokers: brokers.split(',') });
   const admin = kafka.admin();
-  await admin.connect();
   let all;
   try {
-    const { topics } = await admin.fetchTopicMetadata({ topics: [TOPIC] });
-    all = topics[0].partitions.map((p) => p.partitionId).sort((a, b) => a - b);
+    const { topics } = await admin.metadata({ topics: [TOPIC] });
+    all = Array.from({ length: topics.get(TOPIC)?.partitionsCount ?? 0 }, (_, i) => i);
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
   const partitions = all.filter((p) => p % every === 0);
   const consumer = kafka.consumer({
     groupId: `herald-bench-${runId}-${randomBytes(3).toString('hex')}`,
-    maxWaitTimeInMs: 250,
-    partitionAssigners: [sampleAssigner(AssignerProtocol, partitions)],
+    maxWaitTime: 250,
+    autocommit: false,
   });
   /** @type {Map<string, number[]>} measurement -> ms */
   const lags = new Map();
   const prefix = `${runId}.`;
   let foreign = 0;
-  await consumer.connect();
-  await consumer.subscribe({ topic: TOPIC, fromBeginning: false });
-  let resolveReady;
-  const ready = new Promise((resolve) => (resolveReady = resolve));
-  let joined = false;
-  consumer.on(consumer.events.GROUP_JOIN, () => (joined = true));
-  consumer.on(consumer.events.FETCH, () => joined && resolveReady());
-  await consumer.run({
-    eachBatchAutoResolve: true,
-    eachBatch: async ({ batch }) => {
-      for (const message of batch.messages) {
-        if (!message.value) continue;
-        const text = message.value.toString('latin1');
-        const dedupKey = stringField(text, 'dedupKey');
-        if (!dedupKey?.startsWith(prefix)) {
-          foreign += 1;
-          continue;
-        }
-        const measurement = dedupKey.slice(prefix.length, dedupKey.indexOf('.', prefix.length));
-        const receivedAt = Date.parse(stringField(text, 'receivedAt'));
-        let list = lags.get(measurement);
-        if (!list) lags.set(measurement, (list = []));
-        list.push(Number(message.timestamp) - receivedAt);
-      }
-    },
+  const stream = await consumer.consume({
+    topics: [TOPIC],
+    mode: 'latest',
+    partitionAssigner: sampleAssigner(partitions),
   });
-  const timeout = setTimeout(() => resolveReady(), 30000);
-  await ready;
-  clearTimeout(timeout);
-  if (!joined) throw new Error(`the lag consumer did not join its group on ${TOPIC} in 30 s`);
+  const ready = new Promise((resolve) => {
+    const timeout = setTimeout(() => resolve(false), 30000);
+    stream.once('fetch', () => {
+      clearTimeout(timeout);
+      resolve(true);
+    });
+  });
+  void consumeBatches(stream, (batch) => {
+    for (const message of batch) {
+      const text = message.value;
+      if (!text) continue;
+      const dedupKey = stringField(text, 'dedupKey');
+      if (!dedupKey?.startsWith(prefix)) {
+        foreign += 1;
+        continue;
+      }
+      const measurement = dedupKey.slice(prefix.length, dedupKey.indexOf('.', prefix.length));
+      const receivedAt = Date.parse(stringField(text, 'receivedAt') ?? '');
+      let list = lags.get(measurement);
+      if (!list) lags.set(measurement, (list = []));
+      list.push(Number(message.timestamp) - receivedAt);
+    }
+    return Promise.resolve();
+  }).catch(() => {});
+  if (!(await ready)) {
+    await consumer.close(true);
+    throw new Error(`the lag consumer did not join its group on ${TOPIC} in 30 s`);
+  }
   return {
     /** The partitions read, of how many. */
     sample: { partitions, of: all.length },
@@ -135,7 +118,7 @@ export async function startLagConsumer({ brokers, runId, every = 4 }) {
       };
     },
     foreign: () => foreign,
-    stop: () => consumer.disconnect(),
+    stop: () => consumer.close(true),
   };
 }
 

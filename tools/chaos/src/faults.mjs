@@ -21,6 +21,7 @@ import { isAlive, isRoot, livePid, run } from '@herald/stack/processes.mjs';
 import { ensureRedis, redisCommand, redisInstances } from '@herald/stack/redis.mjs';
 import { ensureService } from '@herald/stack/service-runner.mjs';
 import { findBinaries } from '@herald/stack/system-packages.mjs';
+import { partitionOffsets } from '@herald/kafka';
 import { EVENTS_TOPIC, kafkaClient } from './oracle.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -227,11 +228,10 @@ export const faults = [
         return rows[0].n > 0;
       };
       const admin = kafkaClient('herald-chaos-fault').admin();
-      await admin.connect();
       let moment = 'without catching it mid-publish';
       try {
         const end = async () =>
-          (await admin.fetchTopicOffsets(EVENTS_TOPIC)).reduce((n, p) => n + Number(p.high), 0);
+          (await partitionOffsets(admin, [EVENTS_TOPIC])).reduce((n, p) => n + Number(p.high), 0);
         let before = await end();
         const deadline = Date.now() + 5_000;
         while (Date.now() < deadline) {
@@ -246,7 +246,7 @@ export const faults = [
           moment = 'mid-publish (transaction open)';
         }
       } finally {
-        await admin.disconnect().catch(() => {});
+        await admin.close().catch(() => {});
       }
       const pid = await kill9(servicePid('events-relay'), 'events-relay');
       const { rows } = await db.query('select count(*)::int as n from outbox');

@@ -3,7 +3,7 @@
 // read from the offsets the topic had before the fault's load began.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { createKafka } from '@herald/kafka';
+import { consumeBatches, createKafka, partitionOffsets, setGroupOffsets } from '@herald/kafka';
 import { databaseUrl, kafkaBrokers } from '@herald/stack/index.mjs';
 
 export const EVENTS_TOPIC = 'herald.events.recorded';
@@ -27,12 +27,11 @@ export function kafkaClient(clientId = 'herald-chaos') {
 /** The topic's end offset on every partition: [{partition, offset}]. */
 export async function topicEnd(kafka, topic = EVENTS_TOPIC) {
   const admin = kafka.admin();
-  await admin.connect();
   try {
-    const offsets = await admin.fetchTopicOffsets(topic);
+    const offsets = await partitionOffsets(admin, [topic]);
     return offsets.map((o) => ({ partition: o.partition, offset: o.high }));
   } finally {
-    await admin.disconnect();
+    await admin.close();
   }
 }
 
@@ -68,46 +67,42 @@ export async function storedEvents(tenantId) {
 export async function openReader(kafka, tenantId, start) {
   const groupId = `herald-chaos-${randomUUID()}`;
   const admin = kafka.admin();
-  await admin.connect();
   const messages = [];
   const position = new Map(start.map((p) => [p.partition, BigInt(p.offset)]));
   let consumer;
   try {
-    await admin.setOffsets({
+    await setGroupOffsets(
+      admin,
       groupId,
-      topic: EVENTS_TOPIC,
-      partitions: start.map((p) => ({ partition: p.partition, offset: String(p.offset) })),
-    });
-    consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 250 });
-    await consumer.connect();
-    await consumer.subscribe({ topics: [EVENTS_TOPIC] });
-    await consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch }) => {
-        for (const message of batch.messages) {
-          position.set(batch.partition, BigInt(message.offset) + 1n);
-          if (message.value === null) continue;
-          const value = JSON.parse(message.value.toString('utf8'));
-          if (value.tenantId !== tenantId) continue;
-          // What the oracle reads, not the whole Event: a long run keeps many.
-          const { eventId, messageId, dedupKey } = value;
-          messages.push({
-            partition: batch.partition,
-            offset: message.offset,
-            timestamp: Number(message.timestamp),
-            value: { tenantId, eventId, messageId, dedupKey },
-          });
-        }
-      },
-    });
+      start.map((p) => ({ topic: EVENTS_TOPIC, partition: p.partition, offset: BigInt(p.offset) })),
+    );
+    consumer = kafka.consumer({ groupId, maxWaitTime: 250, autocommit: false });
+    const stream = await consumer.consume({ topics: [EVENTS_TOPIC], mode: 'committed' });
+    void consumeBatches(stream, (batch) => {
+      for (const message of batch) {
+        position.set(message.partition, message.offset + 1n);
+        if (message.value === null) continue;
+        const value = JSON.parse(message.value);
+        if (value.tenantId !== tenantId) continue;
+        // What the oracle reads, not the whole Event: a long run keeps many.
+        const { eventId, messageId, dedupKey } = value;
+        messages.push({
+          partition: message.partition,
+          offset: String(message.offset),
+          timestamp: Number(message.timestamp),
+          value: { tenantId, eventId, messageId, dedupKey },
+        });
+      }
+      return Promise.resolve();
+    }).catch(() => {});
   } catch (err) {
-    await consumer?.disconnect().catch(() => {});
-    await admin.disconnect().catch(() => {});
+    await consumer?.close(true).catch(() => {});
+    await admin.close().catch(() => {});
     throw err;
   }
   const caughtUp = async () => {
-    const end = await admin.fetchTopicOffsets(EVENTS_TOPIC);
-    return end.every((p) => (position.get(p.partition) ?? 0n) >= BigInt(p.high));
+    const end = await partitionOffsets(admin, [EVENTS_TOPIC]);
+    return end.every((p) => (position.get(p.partition) ?? 0n) >= p.high);
   };
   return {
     messages,
@@ -125,9 +120,9 @@ export async function openReader(kafka, tenantId, start) {
       }
     },
     async close() {
-      await consumer.disconnect().catch(() => {});
-      await admin.deleteGroups([groupId]).catch(() => {});
-      await admin.disconnect().catch(() => {});
+      await consumer.close(true).catch(() => {});
+      await admin.deleteGroups({ groups: [groupId] }).catch(() => {});
+      await admin.close().catch(() => {});
     },
   };
 }

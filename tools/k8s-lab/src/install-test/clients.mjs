@@ -2,13 +2,10 @@
 // ClusterIPs (the fixture, an Event, a Contact's export and erasure), and a Kafka consumer
 // watching what the release's relay publishes.
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
+import { consumeBatches, createKafka } from '@herald/kafka';
 import { ports } from '@herald/stack/config.mjs';
 import { sleep } from '@herald/stack/processes.mjs';
 import { adminToken } from '@herald/stack/secrets.mjs';
-
-const require = createRequire(import.meta.url);
-const { Kafka, logLevel } = require('kafkajs');
 
 export const EVENTS_TOPIC = 'herald.events.recorded';
 
@@ -45,26 +42,24 @@ export async function call(url, method, { body, authorization, expected = [200] 
 
 /** A consumer of herald.events.recorded on the stack's broker, from the host; resolves once it has joined. */
 export async function watchEvents() {
-  const kafka = new Kafka({
+  const kafka = createKafka({
     clientId: 'herald-test-k8s',
     brokers: [`127.0.0.1:${ports.kafka}`],
-    logLevel: logLevel.NOTHING,
   });
   const consumer = kafka.consumer({ groupId: `herald-test-k8s-${randomUUID()}` });
   /** @type {Message[]} */
   const received = [];
-  await consumer.connect();
-  await consumer.subscribe({ topic: EVENTS_TOPIC, fromBeginning: false });
-  const joined = new Promise((resolve) => consumer.on(consumer.events.GROUP_JOIN, resolve));
-  await consumer.run({
-    eachMessage: async ({ message }) => {
-      received.push({ key: message.key?.toString(), value: message.value?.toString() });
-    },
-  });
-  await Promise.race([
-    joined,
+  // Resolves once the group is joined (within 30 s, or it rejects).
+  const stream = await Promise.race([
+    consumer.consume({ topics: [EVENTS_TOPIC], mode: 'latest' }),
     sleep(30_000).then(() => Promise.reject(new Error('no group join in 30 s'))),
   ]);
+  void consumeBatches(stream, (messages) => {
+    for (const message of messages) {
+      received.push({ key: message.key ?? undefined, value: message.value ?? undefined });
+    }
+    return Promise.resolve();
+  }).catch(() => {});
   return {
     received,
     /**
@@ -81,7 +76,7 @@ export async function watchEvents() {
       }
       return null;
     },
-    stop: () => consumer.disconnect(),
+    stop: () => consumer.close(true),
   };
 }
 

@@ -2,11 +2,71 @@
 // stack's backends, which listen on 127.0.0.1 only. Kafka needs more than a byte pipe: its
 // broker advertises 127.0.0.1:<port> in Metadata and FindCoordinator answers, and a client in a
 // pod would then dial its own loopback. The Kafka forwarder rewrites that address in those two
-// answers to the forwarder's own, so every later connection comes back through it too.
+// answers to the forwarder's own, so every later connection comes back through it too. Only
+// their non-flexible versions are parsed, so the forwarder also lowers the newest version of
+// each that the broker's ApiVersions answer offers: a client then asks in one of those.
 import net from 'node:net';
 
 const METADATA = 3;
 const FIND_COORDINATOR = 10;
+const API_VERSIONS = 18;
+/** The newest non-flexible version of each API whose answers carry broker addresses. */
+const NEWEST_PARSED = new Map([
+  [METADATA, 8],
+  [FIND_COORDINATOR, 2],
+]);
+
+/** Reads an unsigned varint at `offset`: [value, next offset]. */
+function readUnsignedVarint(buf, offset) {
+  let value = 0;
+  for (let shift = 0; ; shift += 7) {
+    const byte = buf[offset++];
+    value |= (byte & 0x7f) << shift;
+    if ((byte & 0x80) === 0) return [value, offset];
+  }
+}
+
+/** The offset after the tagged fields at `offset` (a flexible version's TAG_BUFFER). */
+function skipTaggedFields(buf, offset) {
+  let count;
+  [count, offset] = readUnsignedVarint(buf, offset);
+  for (let i = 0; i < count; i += 1) {
+    let size;
+    [, offset] = readUnsignedVarint(buf, offset); // tag
+    [size, offset] = readUnsignedVarint(buf, offset);
+    offset += size;
+  }
+  return offset;
+}
+
+/**
+ * An ApiVersions answer whose max_version of Metadata and FindCoordinator is at most what
+ * rewriteResponse parses (changed in place: the frame keeps its size). Its header has no tagged
+ * fields in any version; from v3 on its array is compact and each entry has tagged fields.
+ * @param {Buffer} frame
+ * @param {number} apiVersion
+ * @returns {Buffer}
+ */
+export function capApiVersions(frame, apiVersion) {
+  let offset = 8 + 2; // size, correlation id, error_code
+  let count;
+  if (apiVersion >= 3) {
+    [count, offset] = readUnsignedVarint(frame, offset);
+    count -= 1;
+  } else {
+    count = frame.readInt32BE(offset);
+    offset += 4;
+  }
+  for (let i = 0; i < count; i += 1) {
+    const newest = NEWEST_PARSED.get(frame.readInt16BE(offset));
+    if (newest !== undefined && frame.readInt16BE(offset + 4) > newest) {
+      frame.writeInt16BE(newest, offset + 4);
+    }
+    offset += 6;
+    if (apiVersion >= 3) offset = skipTaggedFields(frame, offset);
+  }
+  return frame;
+}
 
 /** Complete size-prefixed Kafka frames out of `state.buffer`; the remainder stays. */
 function takeFrames(state, chunk) {
@@ -41,8 +101,9 @@ function replaceHost(frame, offset, host) {
 
 /**
  * A response frame with every broker host equal to `from` replaced by `to`. Only the
- * non-flexible versions are parsed (Metadata up to v8, FindCoordinator up to v2: all that
- * kafkajs sends); a flexible one is passed on unchanged and reported.
+ * non-flexible versions are parsed (Metadata up to v8, FindCoordinator up to v2: all that a
+ * client asks for once capApiVersions lowered what the broker offers); a flexible one is passed
+ * on unchanged and reported.
  * @param {Buffer} frame
  * @param {{ apiKey: number, apiVersion: number }} request the request's header
  * @param {string} from
@@ -51,6 +112,7 @@ function replaceHost(frame, offset, host) {
  * @returns {Buffer}
  */
 export function rewriteResponse(frame, request, from, to, warn = () => {}) {
+  if (request.apiKey === API_VERSIONS) return capApiVersions(frame, request.apiVersion);
   // frame: int32 size, int32 correlation id, then the body
   let offset = 8;
   if (request.apiKey === METADATA) {
@@ -96,7 +158,7 @@ function pipeKafka(client, upstream, { from, to, warn }) {
   client.on('data', (chunk) => {
     for (const frame of takeFrames(requests, chunk)) {
       const apiKey = frame.readInt16BE(4);
-      if (apiKey === METADATA || apiKey === FIND_COORDINATOR) {
+      if (apiKey === METADATA || apiKey === FIND_COORDINATOR || apiKey === API_VERSIONS) {
         pending.set(frame.readInt32BE(8), { apiKey, apiVersion: frame.readInt16BE(6) });
       }
       upstream.write(frame);

@@ -51,8 +51,7 @@ export {
   type SpanContext,
   type UpDownCounter,
 } from '@opentelemetry/api';
-export { batchSpanPlacement } from './batch-span.js';
-export { keepOwnTraceContext, withSampledMessages } from './message-trace.js';
+export { batchSpanPlacement, withConsumedBatchSpan } from './batch-span.js';
 export {
   isTelemetryDisabled,
   metricsEndpoint,
@@ -116,7 +115,7 @@ const traceContext = new core.W3CTraceContextPropagator();
 /**
  * Starts the OpenTelemetry NodeSDK once per process and returns its handle; later calls return
  * the same handle. `@herald/telemetry/register` calls it with no options before the service's
- * code loads, which is the only way the http, express, kafkajs and pino modules (and pg and
+ * code loads, which is the only way the http, express and pino modules (and pg and
  * redis, when `HERALD_OTEL_CLIENT_SPANS` asks for their spans) get patched; calling it from service code after those imports yields spans for fetch only.
  *
  * Exporters come from the standard OTEL_* variables through the SDK's own handling, except that

@@ -1,13 +1,11 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { Instrumentation } from '@opentelemetry/instrumentation';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
-import { KafkaJsInstrumentation } from '@opentelemetry/instrumentation-kafkajs';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
 import { RedisInstrumentation } from '@opentelemetry/instrumentation-redis';
 import { RuntimeNodeInstrumentation } from '@opentelemetry/instrumentation-runtime-node';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
-import { restoreOwnTraceContext } from './message-trace.js';
 import { isUntracedPath, type ClientSpans } from './settings.js';
 
 /**
@@ -65,11 +63,8 @@ export function heraldInstrumentations(options: {
         (metricsPort !== undefined && request.socket?.localPort === metricsPort),
       startIncomingSpanHook: () => UNRECORDED_SERVER_ATTRIBUTES,
     }),
-    // kafkajs producer and consumer spans, with trace context carried in the message headers
-    // (except on messages that keep their own: message-trace.ts). Message values are never
-    // recorded; a producer span names the message's key, which Herald makes of ids (Tenant and
-    // Contact ids, an Organization's externalId), never of an email or a name.
-    new KafkaJsInstrumentation({ producerHook: restoreOwnTraceContext }),
+    // Kafka has no instrumentation here: the outbox relay's producer spans and the consumers'
+    // spans are Herald's own (libs/outbox publish.ts, the contact identity consumer).
     // Global `fetch` (undici) through diagnostics_channel: a client span per call, and the W3C
     // `traceparent` header on service-to-service requests.
     new UndiciInstrumentation(),

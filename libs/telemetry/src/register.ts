@@ -1,6 +1,6 @@
 // Preload entry: `node --import @herald/telemetry/register ./dist/index.js`.
 //
-// It must run before the service's first import of http, express, pg, redis, kafkajs or pino.
+// It must run before the service's first import of http, express, pg, redis or pino.
 // CommonJS `require`s are patched by require-in-the-middle once the SDK starts; ES module
 // `import`s are only visible to a loader hook, the one @opentelemetry/instrumentation relies on
 // (import-in-the-middle). Where Node can, it runs synchronously on the main thread

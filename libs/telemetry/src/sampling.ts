@@ -8,7 +8,6 @@ import {
   type SpanKind,
 } from '@opentelemetry/api';
 import { tracing } from '@opentelemetry/sdk-node';
-import { isUnsampledMessageSpan } from './message-trace.js';
 import type { Env } from './settings.js';
 
 type Sampler = tracing.Sampler;
@@ -47,31 +46,6 @@ export class SampledLinkSampler implements Sampler {
   }
 }
 
-/**
- * A span whose parent is a sampled span of this process is sampled, as the SDK's parent-based
- * samplers do, except the producer span of a message from an unsampled request sent in a traced
- * batch (withSampledMessages): it is not recorded.
- */
-export class SampledParentSampler implements Sampler {
-  shouldSample(
-    context: Context,
-    _traceId: string,
-    _spanName: string,
-    spanKind: SpanKind,
-    attributes: Attributes,
-  ): SamplingResult {
-    return {
-      decision: isUnsampledMessageSpan(context, spanKind, attributes)
-        ? tracing.SamplingDecision.NOT_RECORD
-        : tracing.SamplingDecision.RECORD_AND_SAMPLED,
-    };
-  }
-
-  toString(): string {
-    return 'SampledParentSampler';
-  }
-}
-
 /** OTEL_TRACES_SAMPLER_ARG as the SDK reads it: a ratio in [0, 1], else 1. */
 export function samplerRatio(env: Env = process.env): number {
   const raw = env.OTEL_TRACES_SAMPLER_ARG?.trim();
@@ -92,8 +66,7 @@ export function samplerRatio(env: Env = process.env): number {
  * reports as unknown). The parent-based samplers (`parentbased_always_on`,
  * `parentbased_always_off`, `parentbased_traceidratio`) follow the parent as usual, and a root
  * span that links to a sampled span is kept whatever the root sampler says (SampledLinkSampler):
- * a sampled request stays whole through the outbox, up to the Kafka records it caused. Only the
- * Kafka records of sampled requests get producer spans (SampledParentSampler).
+ * a sampled request stays whole through the outbox, up to the Kafka records it caused.
  */
 export function heraldSampler(env: Env = process.env): Sampler | undefined {
   const name = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase();
@@ -111,8 +84,5 @@ export function heraldSampler(env: Env = process.env): Sampler | undefined {
     default:
       return undefined;
   }
-  return new tracing.ParentBasedSampler({
-    root: new SampledLinkSampler(root),
-    localParentSampled: new SampledParentSampler(),
-  });
+  return new tracing.ParentBasedSampler({ root: new SampledLinkSampler(root) });
 }

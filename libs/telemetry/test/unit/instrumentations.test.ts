@@ -14,7 +14,6 @@ describe('heraldInstrumentations', () => {
     expect(loaded).toEqual(
       expect.arrayContaining([
         '@opentelemetry/instrumentation-http',
-        '@opentelemetry/instrumentation-kafkajs',
         '@opentelemetry/instrumentation-undici',
         '@opentelemetry/instrumentation-pino',
       ]),

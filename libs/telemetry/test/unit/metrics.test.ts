@@ -33,7 +33,7 @@ describe('heraldMetricViews', () => {
       'user_agent.original': 'curl/8',
     });
     provider
-      .getMeter('@opentelemetry/instrumentation-kafkajs')
+      .getMeter('a-kafka-instrumentation')
       .createCounter('messaging.client.sent.messages')
       .add(1, {
         'messaging.destination.name': 'herald.events.recorded',

@@ -8,6 +8,7 @@ import {
   type Kafka,
 } from '@herald/kafka';
 import { contactChangedMessage, contactErasedMessage, TOPICS } from '@herald/messages';
+import { withConsumedBatchSpan } from '@herald/telemetry';
 import {
   contactIdentitiesGroupId,
   eraseContactIdentity,
@@ -165,12 +166,25 @@ export function startContactIdentitiesConsumer(
     // After stop the pool may be gone: nothing is applied (or committed), the next owner reads it.
     if (stopped || messages.length === 0) return;
     // One transaction: each partition's messages in order, all applied or none (then read again).
-    await withTransaction(pool, (client) =>
-      applyContactIdentityMessages(
-        client,
-        messages.map((m) => ({ topic: m.topic, key: m.key, value: m.value })),
-        logger,
-      ),
+    // Traced when a message comes from a sampled request: a span linked to each such request.
+    await withConsumedBatchSpan(
+      '@herald/events',
+      'process contact identities',
+      messages.map((m) => m.headers),
+      {
+        'messaging.system': 'kafka',
+        'messaging.operation.type': 'process',
+        'messaging.operation.name': 'process',
+        'messaging.consumer.group.name': groupId ?? '',
+      },
+      () =>
+        withTransaction(pool, (client) =>
+          applyContactIdentityMessages(
+            client,
+            messages.map((m) => ({ topic: m.topic, key: m.key, value: m.value })),
+            logger,
+          ),
+        ),
     );
     // Each partition's last message commits everything before it too.
     const last = new Map<string, ConsumedMessage>();

@@ -46,7 +46,7 @@ export const TOPIC_SETTINGS: Record<Topic, { partitions: number; config: Record<
     [TOPICS.tenantsDeleted]: { partitions: 6, config: { 'cleanup.policy': 'delete' } },
   };
 
-/** Topic definitions in the shape Kafka admin clients take (kafkajs `createTopics`). */
+/** Topic definitions in the shape `ensureTopics` of @herald/kafka takes. */
 export function topicSpecs(topics: readonly Topic[]) {
   return topics.map((topic) => ({
     topic,

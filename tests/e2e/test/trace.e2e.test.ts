@@ -14,7 +14,7 @@
 // (HERALD_OTEL_CLIENT_SPANS=pg). The outbox relay's `outbox publish` of the message is in the same
 // trace, a child of the span that enqueued it (a batch whose sampled messages all come from one
 // trace is a child of it; one shared by several traces would be a root span linked to each), with
-// messaging attributes; its child is the kafkajs producer span (`send <topic>`), and the Kafka
+// messaging attributes; its child is the message's producer span (`send <topic>`), and the Kafka
 // record's `traceparent` is that producer span's: the request's trace goes on to the consumers.
 // No span may hold a raw request path, the caller's address, or the Contact's email or
 // externalId.

@@ -70,7 +70,10 @@ export interface KafkaOptions {
   ssl?: boolean | ConnectionOptions;
   /** A SASL user (PLAIN or SCRAM), for brokers that ask for one. */
   sasl?: KafkaSasl;
-  /** Attempts after a failed one, for every operation. Default 8 (about 20 s of backoff). */
+  /**
+   * Attempts after a failed one, for every operation. Default 8 (about 20 s of backoff). The
+   * idempotent producer takes 0 or 1 as "retry for ever".
+   */
   retries?: number;
 }
 

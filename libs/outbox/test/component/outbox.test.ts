@@ -173,7 +173,8 @@ async function unreachableProducer(onSend: () => void = () => {}): Promise<Produ
   const deadKafka = createKafka({
     clientId: 'outbox-lib-test-dead',
     brokers: [`127.0.0.1:${await closedPort()}`],
-    retries: 1,
+    // Two: an idempotent producer takes fewer as "retry for ever".
+    retries: 2,
   });
   return watchSends(createProducer(deadKafka), { sending: onSend });
 }

@@ -84,7 +84,12 @@ export type ConsumerSettings = { groupId: string } & Pick<
 > &
   Pick<
     ConsumeBaseOptions<string | null, string | null, string, string>,
-    'autocommit' | 'maxWaitTime' | 'minBytes' | 'maxBytes' | 'highWaterMark'
+    | 'autocommit'
+    | 'maxWaitTime'
+    | 'minBytes'
+    | 'maxBytes'
+    | 'maxBytesPerPartition'
+    | 'highWaterMark'
   >;
 
 /**
@@ -141,6 +146,13 @@ function baseOptions(options: KafkaOptions): BaseOptions {
   };
 }
 
+/**
+ * How much one fetch may bring: 10 MiB, 1 MiB of each partition (kafkajs's limits). The client's
+ * own default is 50 MiB for a fetch and for each partition: a consumer far behind then decodes
+ * a whole fetch in one go, holding the event loop (a relay's heartbeats among it) and its memory.
+ */
+const FETCH_LIMITS = { maxBytes: 10 * 1024 * 1024, maxBytesPerPartition: 1024 * 1024 };
+
 /** Values and keys as UTF-8 text; null (a tombstone's value) stays null. */
 const nullableString = (data?: string | null) =>
   data == null ? undefined : stringSerializer(data);
@@ -191,7 +203,10 @@ export function createKafka(options: KafkaOptions): Kafka {
         sink,
       ),
     consumer: (settings) =>
-      trackErrors<Consumer>(new ConsumerClient({ ...base, ...settings, deserializers }), sink),
+      trackErrors<Consumer>(
+        new ConsumerClient({ ...base, ...FETCH_LIMITS, ...settings, deserializers }),
+        sink,
+      ),
     admin: () => trackErrors(new Admin(base), sink),
   };
 }

@@ -12,8 +12,9 @@ export async function consumeBatches<T>(
   apply: (messages: T[]) => Promise<void>,
   maxMessages = 1_000,
 ): Promise<void> {
+  const messages: AsyncIterable<T> = stream;
   let batch: T[] = [];
-  for await (const message of stream) {
+  for await (const message of messages) {
     batch.push(message);
     if (stream.readableLength === 0 || batch.length >= maxMessages) {
       const full = batch;

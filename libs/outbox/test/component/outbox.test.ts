@@ -156,10 +156,10 @@ function watchSends(
   producer: Producer,
   { sent = () => {}, sending = () => {} }: { sent?: (count: number) => void; sending?: () => void },
 ): Producer {
-  const send = producer.send.bind(producer) as (
-    options: Parameters<Producer['send']>[0],
-  ) => ReturnType<Producer['send']> & Promise<unknown>;
-  producer.send = (async (options: Parameters<Producer['send']>[0]) => {
+  type SendOptions = Parameters<Producer['send']>[0];
+  // The promise form of the overloaded send.
+  const send: (options: SendOptions) => Promise<unknown> = producer.send.bind(producer);
+  producer.send = (async (options: SendOptions) => {
     sending();
     const result = await send(options);
     sent(options.messages.length);

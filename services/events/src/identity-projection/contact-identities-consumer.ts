@@ -119,6 +119,12 @@ export async function applyContactIdentityMessages(
   await flush();
 }
 
+/** Commits the message's offset (and so every one before it in its partition). */
+const commit = (message: ConsumedMessage) =>
+  new Promise<void>((resolve, reject) => {
+    void message.commit((err) => (err ? reject(err) : resolve()));
+  });
+
 /** The longest shutdown waits for the consumer to leave its group. */
 const STOP_WAIT_MS = 5_000;
 
@@ -189,7 +195,7 @@ export function startContactIdentitiesConsumer(
     // Each partition's last message commits everything before it too.
     const last = new Map<string, ConsumedMessage>();
     for (const m of messages) last.set(`${m.topic}:${m.partition}`, m);
-    await Promise.all([...last.values()].map((m) => m.commit()));
+    await Promise.all([...last.values()].map(commit));
   };
 
   const restartLater = () => {

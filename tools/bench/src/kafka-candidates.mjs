@@ -1,11 +1,13 @@
 // The producers kafka-publish prices, each idempotent with acks from all replicas and keys
-// partitioned as by the Java client: kafkajs as the relay uses it, kafkajs called in the shape
-// that costs least per message, Confluent's librdkafka client and @platformatic/kafka. Each
-// candidate lists variants (settings); one with several is measured briefly in each and the
-// cheapest is kept. A sender sends one prepared call's messages and resolves on acknowledgement.
+// partitioned as by the Java client: the relay's (@herald/kafka's, on @platformatic/kafka with
+// Herald's murmur2), kafkajs as the relay used it before and in the shape that costs it least
+// per message, Confluent's librdkafka client and @platformatic/kafka with its own
+// compatibilityPartitioner. Each candidate lists variants (settings); one with several is
+// measured briefly in each and the cheapest is kept. A sender sends one prepared call's messages
+// and resolves on acknowledgement.
 
 /**
- * A message as the relay hands it to kafkajs.
+ * A message as the relay hands it to its producer (with the topic added).
  * @typedef {{ key: string, value: string, headers: Record<string, string> }} BenchMessage
  */
 /**
@@ -36,19 +38,6 @@
  * @property {number | null} [installSeconds] this run's install time
  */
 
-/** Kafka's key hash, as the Java client's partitioner uses it (non-negative). */
-const javaHash = (/** @type {(key: string) => number} */ murmur2) => {
-  const hashes = new Map();
-  return (/** @type {string} */ key) => {
-    let hash = hashes.get(key);
-    if (hash === undefined) {
-      hash = murmur2(key) & 0x7fffffff;
-      hashes.set(key, hash);
-    }
-    return hash;
-  };
-};
-
 /**
  * The partition the Java client writes a key to.
  * @param {(key: string) => number} murmur2 the signed 32-bit hash (@herald/kafka's)
@@ -58,13 +47,48 @@ const javaHash = (/** @type {(key: string) => number} */ murmur2) => {
 export const javaPartition = (murmur2, key, partitions) => (murmur2(key) & 0x7fffffff) % partitions;
 
 /**
- * The relay's producer (createProducer of @herald/kafka) calling sendBatch.
- * @param {{ kafka: import('kafkajs').Kafka, createProducer: (k: import('kafkajs').Kafka) => import('kafkajs').Producer, topic: string }} ctx
+ * The relay's producer (createProducer of @herald/kafka) sending one call's messages.
+ * @param {{ producer: () => any, topic: string }} ctx
  * @returns {(variant: Variant) => Promise<Sender>}
  */
-function openKafkajs({ kafka, createProducer, topic }) {
+function openRelay({ producer: make, topic }) {
+  return () => {
+    const producer = make();
+    /** @param {BenchMessage[]} messages */
+    const withTopic = (messages) => messages.map((m) => ({ topic, ...m }));
+    return Promise.resolve({
+      prepare: (messages) => ({ messages: withTopic(messages) }),
+      send: (payload) => producer.send(payload),
+      partitionOf: async (message) =>
+        (await producer.send({ messages: withTopic([message]) })).offsets[0].partition,
+      close: () => producer.close(),
+    });
+  };
+}
+
+/**
+ * kafkajs as the relay used it: idempotent, one request in flight, no topic created by a send,
+ * the default partitioner (the Java client's), its retries at most 5 s apart.
+ * @param {{ module: any, brokers: string[], topic: string }} ctx
+ * @returns {(variant: Variant) => Promise<Sender>}
+ */
+function openKafkajs({ module, brokers, topic }) {
+  const { Kafka, Partitioners, logLevel } = module;
   return async () => {
-    const producer = createProducer(kafka);
+    const kafka = new Kafka({
+      clientId: 'herald-bench',
+      brokers,
+      connectionTimeout: 3_000,
+      requestTimeout: 10_000,
+      retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5_000 },
+      logLevel: logLevel.ERROR,
+    });
+    const producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
     await producer.connect();
     return {
       prepare: (messages) => ({ topicMessages: [{ topic, messages }] }),
@@ -110,21 +134,16 @@ function openConfluent({ module, brokers, topic }) {
 }
 
 /**
- * @platformatic/kafka's Producer. Its default partitioner hashes keys as unsigned integers,
- * which differs from the Java client unless the partition count is a power of two; its
- * `compatibilityPartitioner` is the Java client's, and so is @herald/kafka's murmur2 as passed
- * here (a variant each).
- * @param {{ module: any, brokers: string[], topic: string, murmur2: (key: string) => number }} ctx
+ * @platformatic/kafka's Producer with its own `compatibilityPartitioner` (the Java client's hash,
+ * computed for every message; its default partitioner hashes keys unsigned, which differs from
+ * the Java client unless the partition count is a power of two). The relay runs the same client
+ * with Herald's murmur2, which remembers the hashes of recent keys.
+ * @param {{ module: any, brokers: string[], topic: string }} ctx
  * @returns {(variant: Variant) => Promise<Sender>}
  */
-function openPlatformatic({ module, brokers, topic, murmur2 }) {
+function openPlatformatic({ module, brokers, topic }) {
   const { Producer, ProduceAcks, stringSerializers, compatibilityPartitioner } = module;
-  return async (variant) => {
-    const hash = javaHash(murmur2);
-    const partitioner =
-      variant.options?.partitioner === 'herald'
-        ? (/** @type {{ key: string }} */ message) => hash(message.key)
-        : compatibilityPartitioner;
+  return () => {
     const producer = new Producer({
       clientId: 'herald-bench',
       bootstrapBrokers: brokers,
@@ -132,17 +151,17 @@ function openPlatformatic({ module, brokers, topic, murmur2 }) {
       acks: ProduceAcks.ALL,
       autocreateTopics: false,
       serializers: stringSerializers,
-      partitioner,
+      partitioner: compatibilityPartitioner,
     });
     /** @param {BenchMessage[]} messages */
     const withTopic = (messages) => messages.map((m) => ({ topic, ...m }));
-    return {
+    return Promise.resolve({
       prepare: (messages) => ({ messages: withTopic(messages) }),
       send: (payload) => producer.send(payload),
       partitionOf: async (message) =>
         (await producer.send({ messages: withTopic([message]) })).offsets[0].partition,
       close: () => producer.close(),
-    };
+    });
   };
 }
 
@@ -168,28 +187,18 @@ const KAFKAJS_TUNED = [
 }));
 
 /**
- * The four candidates, in the order their rounds alternate; one whose client is not installed
+ * The five candidates, in the order their rounds alternate; one whose client is not installed
  * has no `open` and says why.
  * @param {object} ctx
- * @param {import('kafkajs').Kafka} ctx.kafka
- * @param {(k: import('kafkajs').Kafka) => import('kafkajs').Producer} ctx.createProducer
- * @param {string} ctx.kafkajsVersion
- * @param {Record<'confluent' | 'platformatic', import('./kafka-clients.mjs').LoadedClient>} ctx.clients
+ * @param {() => any} ctx.relayProducer a new producer of the relay's (createProducer)
+ * @param {string} ctx.relayVersion the relay's client and its version
+ * @param {Record<'kafkajs' | 'confluent' | 'platformatic', import('./kafka-clients.mjs').LoadedClient>} ctx.clients
  * @param {string[]} ctx.brokers
- * @param {(key: string) => number} ctx.murmur2
  * @param {(name: string) => string} ctx.topicOf each candidate's topic
  * @returns {Candidate[]}
  */
-export function kafkaCandidates({
-  kafka,
-  createProducer,
-  kafkajsVersion,
-  clients,
-  brokers,
-  murmur2,
-  topicOf,
-}) {
-  const { confluent, platformatic } = clients;
+export function kafkaCandidates({ relayProducer, relayVersion, clients, brokers, topicOf }) {
+  const { kafkajs, confluent, platformatic } = clients;
   /**
    * @param {import('./kafka-clients.mjs').LoadedClient} client
    * @param {(ctx: any) => (variant: Variant) => Promise<Sender>} opener
@@ -197,25 +206,36 @@ export function kafkaCandidates({
    */
   const installed = (client, opener, name) =>
     client.module
-      ? { open: opener({ module: client.module, brokers, topic: topicOf(name), murmur2 }) }
+      ? { open: opener({ module: client.module, brokers, topic: topicOf(name) }) }
       : { reason: client.reason };
   const librdkafka = confluent.module ? `, librdkafka ${confluent.module.librdkafkaVersion}` : '';
   return [
     {
-      name: 'kafkajs',
-      label: 'kafkajs today',
-      version: kafkajsVersion,
+      name: 'relay',
+      label: 'the relay today',
+      version: relayVersion,
       variants: [
-        { ...RELAY_CALL, settings: 'the relay: 1,000 messages per sendBatch, 1 in flight' },
+        {
+          ...RELAY_CALL,
+          settings: "the relay: 1,000 messages per send, 1 in flight, Herald's murmur2",
+        },
       ],
-      open: openKafkajs({ kafka, createProducer, topic: topicOf('kafkajs') }),
+      open: openRelay({ producer: relayProducer, topic: topicOf('relay') }),
+    },
+    {
+      name: 'kafkajs',
+      label: 'kafkajs as the relay used it',
+      version: kafkajs.version,
+      installSeconds: kafkajs.installSeconds,
+      variants: [{ ...RELAY_CALL, settings: '1,000 messages per sendBatch, 1 in flight' }],
+      ...installed(kafkajs, openKafkajs, 'kafkajs'),
     },
     {
       name: 'kafkajs-tuned',
       label: 'kafkajs tuned',
-      version: kafkajsVersion,
+      version: kafkajs.version,
       variants: KAFKAJS_TUNED,
-      open: openKafkajs({ kafka, createProducer, topic: topicOf('kafkajs-tuned') }),
+      ...installed(kafkajs, openKafkajs, 'kafkajs-tuned'),
     },
     {
       name: 'confluent',
@@ -232,17 +252,10 @@ export function kafkaCandidates({
     },
     {
       name: 'platformatic',
-      label: '@platformatic/kafka',
+      label: '@platformatic/kafka, compatibilityPartitioner',
       version: platformatic.version,
       installSeconds: platformatic.installSeconds,
-      variants: [
-        ['compatibilityPartitioner', 'library'],
-        ["@herald/kafka's murmur2", 'herald'],
-      ].map(([text, partitioner]) => ({
-        ...RELAY_CALL,
-        settings: `1,000 messages per send, 1 in flight, ${text}`,
-        options: { partitioner },
-      })),
+      variants: [{ ...RELAY_CALL, settings: '1,000 messages per send, 1 in flight' }],
       ...installed(platformatic, openPlatformatic, 'platformatic'),
     },
   ];

@@ -1,4 +1,4 @@
-// The Kafka clients kafka-publish compares with kafkajs, installed on first use from the pinned
+// The Kafka clients kafka-publish compares with the relay's, installed on first use from the pinned
 // manifest in tools/bench/kafka-clients into .herald/bench/kafka-clients, never into the
 // workspace (CI would build librdkafka on every run). npm runs no install script there but
 // @confluentinc/kafka-javascript's, which builds its bundled librdkafka from source (its prebuilt
@@ -21,6 +21,7 @@ const LOG = path.join(dataDir, 'bench', 'kafka-clients-install.log');
 const STAMP = '.installed.json';
 const CONFLUENT = '@confluentinc/kafka-javascript';
 const PLATFORMATIC = '@platformatic/kafka';
+const KAFKAJS = 'kafkajs';
 
 /**
  * One client as loaded: its module, or why there is none.
@@ -142,7 +143,7 @@ async function ensureInstalled() {
   }
   fs.writeFileSync(LOG, '');
   console.log(
-    `kafka clients: installing ${CONFLUENT} and ${PLATFORMATIC} into ${path.relative(process.cwd(), CLIENTS_DIR)} (the native build takes minutes; log: ${path.relative(process.cwd(), LOG)})`,
+    `kafka clients: installing ${KAFKAJS}, ${CONFLUENT} and ${PLATFORMATIC} into ${path.relative(process.cwd(), CLIENTS_DIR)} (the native build takes minutes; log: ${path.relative(process.cwd(), LOG)})`,
   );
   try {
     const installed = { stamp, ...(await install(tmp, LOG)) };
@@ -179,7 +180,7 @@ async function load(name, { esm }) {
 
 /**
  * The candidates' clients, installed when needed; each loaded or with the reason it is not.
- * @returns {Promise<Record<'confluent' | 'platformatic', LoadedClient>>}
+ * @returns {Promise<Record<'kafkajs' | 'confluent' | 'platformatic', LoadedClient>>}
  */
 export async function kafkaClients() {
   const { installed, fresh, error } = await ensureInstalled().catch((e) => ({
@@ -210,6 +211,7 @@ export async function kafkaClients() {
   };
   const { npm = NaN, confluent = NaN } = installed.seconds;
   const clients = {
+    kafkajs: await client(KAFKAJS, false, npm),
     confluent: await client(CONFLUENT, false, npm + confluent),
     platformatic: await client(PLATFORMATIC, true, npm),
   };

@@ -1,9 +1,9 @@
 // kafka-publish's figures per candidate: each one's summary from its rounds, its CPU against
-// kafkajs as the relay uses it today, and the tables and chart rows that show them.
+// the relay's producer as it is, and the tables and chart rows that show them.
 import { fmt, stats } from './lib.mjs';
 
 /** The candidate every other is compared with: the relay's producer as it is. */
-export const BASELINE = 'kafkajs';
+export const BASELINE = 'relay';
 
 /**
  * What the results hold of one candidate; the figures only when it was measured.
@@ -74,7 +74,7 @@ const callsText = (r) => `${(r.messagesPerSend ?? NaN).toLocaleString('en-US')} 
  */
 export function candidateTable(results) {
   const head =
-    '| candidate | messages per call × calls in flight | producer CPU µs per message | broker CPU µs per message | messages/s | p50 ms per call | p99 ms per call | CPU vs kafkajs today |\n' +
+    '| candidate | messages per call × calls in flight | producer CPU µs per message | broker CPU µs per message | messages/s | p50 ms per call | p99 ms per call | CPU vs the relay today |\n' +
     '|---|---:|---:|---:|---:|---:|---:|---:|';
   const rows = results.map((r) => {
     const name = `${r.label} ${r.version}`;

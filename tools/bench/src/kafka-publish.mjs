@@ -1,18 +1,22 @@
 // What publishing an Event to Kafka costs at the least, and what that and PostgreSQL's rows
-// leave of the machine. The relay's producer (createProducer of @herald/kafka: idempotent, one
-// request in flight, keys partitioned as by the Java client) sends batches of 1,000 messages
+// leave of the machine. The relay's producer (createProducer of @herald/kafka, on
+// @platformatic/kafka: idempotent, one request in flight, keys partitioned as by the Java
+// client) sends batches of 1,000 messages
 // shaped like `event.recorded` (key, JSON value, traceparent header), one batch at a time as
 // the relay does, to a topic of the benchmark's own with the events topic's partitions. The
 // messages are built once beforehand: the figure is the client's and the broker's CPU per
 // message (this process's, and the Kafka process's from /proc), and nothing the relay does
 // besides. Beside it, with the same messages, each on a topic of its own, in alternating rounds:
-// kafkajs called in its cheapest shape, Confluent's librdkafka client and @platformatic/kafka
-// (kafka-candidates.mjs; the last two installed on first use, kafka-clients.mjs). Run after
-// event-rows in the same invocation, it adds PostgreSQL's CPU per Event for the rows a recording
-// needs and prints the most Events/s these parts alone leave room for on this machine's cores,
-// from today's kafkajs figures: a ceiling above every HTTP, parsing and validation cost.
+// kafkajs as the relay used it and in its cheapest shape, Confluent's librdkafka client and
+// @platformatic/kafka with its own partitioner (kafka-candidates.mjs; installed on first use,
+// kafka-clients.mjs). Run after event-rows in the same invocation, it adds PostgreSQL's CPU per
+// Event for the rows a recording needs and prints the most Events/s these parts alone leave room
+// for on this machine's cores, from the relay's figures: a ceiling above every HTTP, parsing and
+// validation cost.
 import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { kafkaBrokers } from '@herald/stack/index.mjs';
 import { kafkaCandidates, javaPartition } from './kafka-candidates.mjs';
 import { kafkaClients } from './kafka-clients.mjs';
@@ -43,7 +47,7 @@ const PROBES = 64;
 export const TARGET_RATES = [40_000, 50_000];
 
 /**
- * One batch of messages as the relay hands them to kafkajs.
+ * One batch of messages as the relay hands them to its producer.
  * @param {string} tenant
  * @param {string[]} contacts
  * @param {string} startedAt
@@ -75,7 +79,7 @@ function messageBatch(tenant, contacts, startedAt, first) {
 export async function run({ seconds, warmup, earlier = {} }) {
   const startedAt = new Date().toISOString();
   // Built by the stack's `up` before this runs.
-  const { createKafka, createProducer, murmur2 } = await import('@herald/kafka');
+  const { createKafka, createProducer, ensureTopics, murmur2 } = await import('@herald/kafka');
   const { TOPIC_SETTINGS, TOPICS } = await import('@herald/messages');
   const { kafka: kafkaPid } = await stackPids();
   if (!kafkaPid) throw new Error('the stack reports no Kafka process to measure');
@@ -84,17 +88,19 @@ export async function run({ seconds, warmup, earlier = {} }) {
   const brokers = kafkaBrokers.split(',');
   const kafka = createKafka({ brokers, clientId: 'herald-bench' });
   const candidates = kafkaCandidates({
-    kafka,
-    createProducer,
-    kafkajsVersion: createRequire(import.meta.url)('kafkajs/package.json').version,
+    relayProducer: () => createProducer(kafka),
+    relayVersion: `@platformatic/kafka ${relayClientVersion()}`,
     clients,
     brokers,
-    murmur2,
     topicOf: (candidate) => `${TOPIC}.${candidate}`,
   });
   const topics = candidates.filter((c) => c.open).map((c) => `${TOPIC}.${c.name}`);
-  // The admin client is connected only while it works: an idle kafkajs connection costs CPU.
-  await withAdmin(kafka, (admin) => recreateTopics(admin, topics, partitions));
+  // The admin client is open only while it works: an idle connection costs CPU.
+  await withAdmin(kafka, (admin) => deleteTopics(admin, topics));
+  await ensureTopics(
+    kafka,
+    topics.map((topic) => ({ topic, numPartitions: partitions })),
+  );
   try {
     const tenant = randomUUID();
     const contacts = Array.from({ length: CONTACTS }, () => randomUUID());
@@ -120,44 +126,47 @@ export async function run({ seconds, warmup, earlier = {} }) {
     const results = await measureCandidates(candidates, bench);
     return report({ startedAt, seconds, partitions, results, earlier });
   } finally {
-    await withAdmin(kafka, (admin) => admin.deleteTopics({ topics })).catch(() => undefined);
+    await withAdmin(kafka, (admin) => deleteTopics(admin, topics)).catch(() => undefined);
   }
 }
 
+/** The version of the relay's client, @platformatic/kafka, as @herald/kafka resolves it. */
+function relayClientVersion() {
+  const require = createRequire(createRequire(import.meta.url).resolve('@herald/kafka'));
+  // Its `exports` do not list its package.json: read it beside its entry (dist/index.js).
+  const entry = require.resolve('@platformatic/kafka');
+  const manifest = path.join(path.dirname(entry), '..', 'package.json');
+  return String(JSON.parse(fs.readFileSync(manifest, 'utf8')).version);
+}
+
 /**
- * `fn` with a connected admin client, disconnected afterwards.
+ * `fn` with an admin client, closed afterwards.
  * @template T
- * @param {import('kafkajs').Kafka} kafka
- * @param {(admin: import('kafkajs').Admin) => Promise<T>} fn
+ * @param {import('@herald/kafka').Kafka} kafka
+ * @param {(admin: import('@herald/kafka').Admin) => Promise<T>} fn
  */
 async function withAdmin(kafka, fn) {
   const admin = kafka.admin();
-  await admin.connect();
   try {
     return await fn(admin);
   } finally {
-    await admin.disconnect().catch(() => undefined);
+    await admin.close().catch(() => undefined);
   }
 }
 
 /**
- * Each topic made anew, with the events topic's partitions.
- * @param {import('kafkajs').Admin} admin
+ * Deletes those of the topics that exist.
+ * @param {import('@herald/kafka').Admin} admin
  * @param {string[]} topics
- * @param {number} partitions
  */
-async function recreateTopics(admin, topics, partitions) {
+async function deleteTopics(admin, topics) {
   const old = (await admin.listTopics()).filter((t) => topics.includes(t));
   if (old.length > 0) await admin.deleteTopics({ topics: old });
-  await admin.createTopics({
-    topics: topics.map((topic) => ({ topic, numPartitions: partitions })),
-    waitForLeaders: true,
-  });
 }
 
 /**
- * Prints the candidates and the ceiling; the results keep today's kafkajs figures where they
- * always were, and every candidate's under `candidates`.
+ * Prints the candidates and the ceiling; the results keep the relay's figures where they always
+ * were, and every candidate's under `candidates`.
  * @param {{ startedAt: string, seconds: number, partitions: number,
  *   results: import('./kafka-publish-report.mjs').CandidateResult[], earlier: Record<string, unknown> }} r
  */
@@ -165,7 +174,7 @@ function report({ startedAt, seconds, partitions, results, earlier }) {
   for (const note of candidateNotes(results)) console.log(`- ${note}`);
   console.log(
     'Latency per send call, from the call to the acknowledgement of all its messages; CPU vs ' +
-      'kafkajs today: producer and broker CPU per message against those of kafkajs today.',
+      "the relay today: producer and broker CPU per message against those of the relay's producer.",
   );
   console.log(candidateTable(results));
   const today = results.find((r) => r.name === BASELINE);
@@ -202,7 +211,7 @@ export function ceiling(publish, eventRows) {
   /** @param {string} n */
   const figure = (n) => eventRows?.measurements.find((m) => m.name === n)?.primary.value ?? NaN;
   const publishing = [
-    { name: 'producer', label: 'kafkajs producer', us: publish.producerUsPerMessage },
+    { name: 'producer', label: "the relay's producer", us: publish.producerUsPerMessage },
     { name: 'broker', label: 'Kafka broker', us: publish.brokerUsPerMessage },
   ];
   const eventRow = { name: 'event-row', label: 'PostgreSQL: the Event row', us: figure('event') };
@@ -311,7 +320,7 @@ export function chartData(s) {
         row(p.name, p.label, 'part', p.us, null, p.name === 'producer' ? s.latency : {}),
       ),
       ...c.sums.map((sum) => row(sum.name, sum.label, 'sum', sum.us, sum.us < tightest)),
-      // Each candidate's producer and broker, on the scale of the kafkajs parts above.
+      // Each candidate's producer and broker, on the scale of the relay's parts above.
       ...candidateChartRows(s.candidates ?? []),
     ],
     primaryPanel: {

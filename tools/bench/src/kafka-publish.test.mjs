@@ -1,5 +1,5 @@
 // kafka-publish's pure parts: the calls a variant makes, the choice of the cheapest variant,
-// the candidates' figures against kafkajs today, their table and chart rows, the engines check
+// the candidates' figures against the relay today, their table and chart rows, the engines check
 // of the privately installed clients and the Java client's partition of a key.
 import assert from 'node:assert/strict';
 import test from 'node:test';
@@ -64,11 +64,8 @@ function candidates() {
   const base = (name, label, extra) => ({ name, label, version: '1.0.0', ...extra });
   return withRatios([
     measuredResult(
-      base('kafkajs', 'kafkajs today', { settings: 'today', messagesPerSend: 1000, inFlight: 1 }),
-      [
-        measured('kafkajs', 40_000, 1, 20, 4, [12, 14]),
-        measured('kafkajs', 60_000, 1, 22, 2, [16]),
-      ],
+      base('relay', 'the relay today', { settings: 'today', messagesPerSend: 1000, inFlight: 1 }),
+      [measured('relay', 40_000, 1, 20, 4, [12, 14]), measured('relay', 60_000, 1, 22, 2, [16])],
     ),
     measuredResult(
       base('kafkajs-tuned', 'kafkajs tuned', {
@@ -99,7 +96,7 @@ function candidates() {
   ]);
 }
 
-test("each candidate's producer and broker CPU is compared with kafkajs today's", () => {
+test("each candidate's producer and broker CPU is compared with the relay's today", () => {
   const [today, tuned, platformatic, confluent] = candidates();
   assert.equal(today.producerUsPerMessage, 21);
   assert.equal(today.brokerUsPerMessage, 3);
@@ -124,10 +121,10 @@ test("each candidate's producer and broker CPU is compared with kafkajs today's"
 test('the table has a row per candidate and says which one is not installed', () => {
   const lines = candidateTable(candidates()).split('\n');
   assert.equal(lines.length, 2 + 4);
-  assert.match(lines[0], /p50 ms per call .* CPU vs kafkajs today/);
+  assert.match(lines[0], /p50 ms per call .* CPU vs the relay today/);
   assert.equal(
     lines[2],
-    '| kafkajs today 1.0.0 | 1,000 × 1 | 21.0 | 3.0 | 50000 | 14.0 | 16.0 | 1.00× |',
+    '| the relay today 1.0.0 | 1,000 × 1 | 21.0 | 3.0 | 50000 | 14.0 | 16.0 | 1.00× |',
   );
   assert.match(
     lines[3],
@@ -146,7 +143,7 @@ test('the chart adds the measured candidates after the ceiling, on its scale', (
   assert.deepEqual(
     rows.map((r) => [r.name, r.group, r.primary.value]),
     [
-      ['candidate-kafkajs', 'candidate', 24],
+      ['candidate-relay', 'candidate', 24],
       ['candidate-kafkajs-tuned', 'candidate', 21],
       ['candidate-platformatic', 'candidate', 6],
     ],

@@ -67,7 +67,6 @@ function childEnv(vars: Record<string, string>): Record<string, string | undefin
     ...process.env,
     NODE_OPTIONS: undefined,
     OTEL_SDK_DISABLED: 'true',
-    KAFKAJS_NO_PARTITIONER_WARNING: '1',
     ...vars,
   };
 }

@@ -1,6 +1,6 @@
 // The fault suite of `npm run chaos` (tools/chaos/src), short: every fault once, each in about
 // 15 to 25 s of load (Contact upserts, single Events, arrays of up to 1,000 Events on the four
-// routes), then recovery and the oracle (PostgreSQL and Kafka). No Event answered 202 may be
+// routes) with two events relays running, then recovery and the oracle (PostgreSQL and Kafka). No Event answered 202 may be
 // lost or recorded twice, no Event of a request answered 4xx may be anywhere, and every Kafka
 // duplicate must carry the id of its first copy. Kills and restarts the stack's components:
 // run alone; the stack is whole again afterwards, failures included.

@@ -8,6 +8,7 @@ import { closedLoop } from './lib.mjs';
 import { EVENT_NAME, PROPERTIES, TOKEN_REFRESH_MS } from './events-measurements.mjs';
 import { floorDatabase, insertStatement } from './events-setup.mjs';
 import { cpuPerRequest, cpuReading, servicesNode, stackPids } from './procstat.mjs';
+import { readPublished, relayShares } from './relays.mjs';
 import { startSdkTracker } from './sdk-tracker.mjs';
 import { runWrk, writeConfig } from './wrk.mjs';
 
@@ -54,6 +55,8 @@ import { runWrk, writeConfig } from './wrk.mjs';
  * @property {Record<string, number>} [socketErrors]
  * @property {{ trackers: number, flushAt: number, tracked: number, failedEvents: number,
  *   errors: string[], ownCpuMs: number }} [sdk]
+ * @property {ReturnType<typeof relayShares>} [relayShares] each relay's messages published
+ *   during the measurement, when it records Events
  */
 
 /**
@@ -79,16 +82,20 @@ export async function measure(run, m) {
 
 /**
  * CPU readings around `measureFigures()`, which resolves to its figures with `requests`; `extra`
- * names more processes to read (the SDK tracker's), alive at both readings.
+ * names more processes to read (the SDK tracker's), alive at both readings. `publishing`: the
+ * measurement records Events, and each relay's published count is read around it too (outside
+ * the CPU readings: its metrics page costs the relay a query).
  * @template {{ requests: number }} F
  * @param {EventsRun} run
  * @param {() => Promise<F>} measureFigures
  * @param {Record<string, number>} [extra]
+ * @param {boolean} [publishing]
  */
-async function withCpu(run, measureFigures, extra = {}) {
+async function withCpu(run, measureFigures, extra = {}, publishing = false) {
   run.pids = await stackPids(); // a service restarted by someone else has a new pid
   // Memory between measurements, not during them: reading it costs CPU.
   run.memory.sample(run.pids);
+  const published = publishing ? await readPublished() : null;
   const measured = { ...run.pids, ...extra };
   const before = cpuReading(measured);
   const from = Date.now();
@@ -97,7 +104,8 @@ async function withCpu(run, measureFigures, extra = {}) {
   await run.outbox.sampleNow();
   const to = Date.now();
   const cpu = cpuPerRequest(before, after, figures.requests);
-  return { ...figures, cpuMsPerRequest: cpu, window: { from, to } };
+  const shares = published ? { relayShares: relayShares(published, await readPublished()) } : {};
+  return { ...figures, cpuMsPerRequest: cpu, window: { from, to }, ...shares };
 }
 
 /**
@@ -181,17 +189,22 @@ async function wrkMeasurement(run, m) {
   });
   counts.accepted += warm.acceptedEvents;
   counts.inFlightBound += 2 * connections * m.events;
-  return withCpu(run, async () => {
-    const r = await runWrk({ ...common, seconds: run.seconds, tag: `${run.runId}.${m.name}` });
-    counts.accepted += r.acceptedEvents;
-    const { text, ...figures } = r;
-    return {
-      ...figures,
-      eventsPerSecond: r.acceptedEvents / r.seconds,
-      warmup: { requests: warm.requests, failed: warm.failed, statuses: warm.statuses },
-      wrkOutput: text,
-    };
-  });
+  return withCpu(
+    run,
+    async () => {
+      const r = await runWrk({ ...common, seconds: run.seconds, tag: `${run.runId}.${m.name}` });
+      counts.accepted += r.acceptedEvents;
+      const { text, ...figures } = r;
+      return {
+        ...figures,
+        eventsPerSecond: r.acceptedEvents / r.seconds,
+        warmup: { requests: warm.requests, failed: warm.failed, statuses: warm.statuses },
+        wrkOutput: text,
+      };
+    },
+    {},
+    m.kind === 'events',
+  );
 }
 
 /**
@@ -236,6 +249,7 @@ async function sdkMeasurement(run, m) {
         return sdkFigures(r, sdk.warm, { trackers: connections, flushAt: m.events });
       },
       { sdk: sdk.pid },
+      true,
     );
   } finally {
     await sdk.stop();

@@ -25,6 +25,8 @@ export const TOKEN_REFRESH_MS = 600_000;
  * @property {'sdk'} [driver]
  * @property {boolean} [restart] every service restarted first, untraced
  * @property {boolean} [traced] every service restarted first, tracing as in production
+ * @property {number} [relays] events relays it runs with, at least: a second one is started for
+ *   it when the stack runs one, and stopped after
  */
 
 /**
@@ -76,6 +78,19 @@ export const MEASUREMENTS = [
       kind: 'events',
       route: 'by-contact-id',
       events: n,
+    }),
+  ),
+  ...[100, 1000].map(
+    /** @returns {Measurement} */ (n) => ({
+      // The same arrays with a second relay beside the stack's: the outbox's shards split
+      // between them, as the chart's two replicas share them.
+      name: `array-${n}-two-relays`,
+      label: `${n.toLocaleString('en-US')}-Event array, by-contact-id, two relays`,
+      group: 'service',
+      kind: 'events',
+      route: 'by-contact-id',
+      events: n,
+      relays: 2,
     }),
   ),
   {

@@ -3,7 +3,7 @@
 // errors) and its chart's input.
 import { formatNumber } from '@herald/observability/chart.mjs';
 import { LAG_P99_MS, RSS_MAX_MIB, targetsOf } from './events-targets.mjs';
-import { COMPONENTS } from './procstat.mjs';
+import { COMPONENTS, isExtraRelay } from './procstat.mjs';
 
 /** @typedef {import('./events.mjs').Summary} Summary */
 
@@ -66,7 +66,11 @@ function printSdk(s) {
 
 /** @param {Summary} s */
 function printCpu(s) {
-  const columns = ['wrk', 'sdk', 'bench', ...COMPONENTS, 'total', 'other'];
+  // The relays beside the first, in the measurements they ran in.
+  const extraRelays = [
+    ...new Set(s.measurements.flatMap((r) => Object.keys(r.cpuMsPerRequest).filter(isExtraRelay))),
+  ].sort();
+  const columns = ['wrk', 'sdk', 'bench', ...COMPONENTS, ...extraRelays, 'total', 'other'];
   console.log(
     "\nCPU ms per request (utime+stime from /proc; sdk = the SDK tracker's own Node process; bench = this Node process: the floor's pg load, the Kafka consumer, samplers; other = the rest of the machine)",
   );
@@ -90,20 +94,32 @@ function printLag(s) {
       `and outbox depth (rows, every Tenant), targets p99 ≤ ${LAG_P99_MS} ms and a flat depth`,
   );
   console.log(
-    '| measurement | accepted | sampled | lag p50 ms | lag p99 ms | lag max ms | outbox start | max | end |',
+    '| measurement | relays | accepted | sampled | lag p50 ms | lag p99 ms | lag max ms | outbox start | max | end | lag p99 ≤ 1 s, outbox flat |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const r of recording) {
-    console.log(
-      `| ${r.name} | ${r.acceptedEvents} | ${r.lag.published} | ${f(r.lag.p50)} | ${f(r.lag.p99)} | ` +
-        `${f(r.lag.max)} | ${r.outbox.start} | ${r.outbox.max} | ${r.outbox.end} |`,
+    const publishing = r.targets.filter(
+      (t) => t.what.startsWith('lag') || t.what === 'outbox flat',
     );
+    console.log(
+      `| ${r.name} | ${r.relayShares?.length ?? '?'} | ${r.acceptedEvents} | ${r.lag.published} | ` +
+        `${f(r.lag.p50)} | ${f(r.lag.p99)} | ${f(r.lag.max)} | ${r.outbox.start} | ${r.outbox.max} | ` +
+        `${r.outbox.end} | ${publishing.every((t) => t.pass) ? '✓' : '✗'} |`,
+    );
+  }
+  for (const r of recording.filter((x) => (x.relayShares?.length ?? 0) > 1)) {
+    const total = r.relayShares.reduce((n, x) => n + x.published, 0);
+    const shares = r.relayShares.map((x) => `${x.name} ${formatShare(x.share)}`).join(', ');
+    console.log(`${r.name}: ${total} messages published during it, ${shares}`);
   }
   console.log(
     `all measured Events: lag p50 ${f(s.lag.p50)} ms, p99 ${f(s.lag.p99)} ms, max ${f(s.lag.max)} ms; ` +
       `outbox over the run: start ${s.outbox.start}, max ${s.outbox.max}, end ${s.outbox.end}`,
   );
 }
+
+/** @param {number} share */
+const formatShare = (share) => (Number.isFinite(share) ? `${(share * 100).toFixed(0)} %` : '-');
 
 /** @param {Summary} s */
 function printMemory(s) {

@@ -1,8 +1,8 @@
 // The events benchmark's setting: a fresh Tenant with keys, tokens, Contacts and organizations
 // made through the API, and the floor's scratch database with the events service's schema and
 // the bare INSERT it runs there.
-import fs from 'node:fs';
 import path from 'node:path';
+import { createPool, runMigrations } from '@herald/db';
 import { databaseUrl } from '@herald/stack/index.mjs';
 import { CONTACTS, EVENT_NAME, KEYS, ORGANIZATIONS, PROPERTIES } from './events-measurements.mjs';
 
@@ -162,18 +162,17 @@ export async function floorDatabase(pg, repoRoot, runId) {
   } finally {
     await adminClient.end();
   }
-  const dir = path.join(repoRoot, 'services/events/migrations');
-  const client = new pg.Client({ connectionString: databaseUrl(dbName) });
-  await client.connect();
+  // The service's own runner: some migrations are not plain SQL (a statement run once per
+  // partition, concurrent index builds outside a transaction).
+  const pool = createPool({
+    connectionString: databaseUrl(dbName),
+    applicationName: 'bench-floor',
+    max: 1,
+  });
   try {
-    for (const file of fs
-      .readdirSync(dir)
-      .filter((f) => f.endsWith('.sql'))
-      .sort()) {
-      await client.query(fs.readFileSync(path.join(dir, file), 'utf8'));
-    }
+    await runMigrations(pool, path.join(repoRoot, 'services/events/migrations'));
   } finally {
-    await client.end();
+    await pool.end();
   }
   return {
     url: databaseUrl(dbName),

@@ -22,7 +22,8 @@ import { setUp } from './events-setup.mjs';
 import { evaluate, memoryTargets, runProblems } from './events-targets.mjs';
 import { outboxSampler, startLagConsumer } from './lag.mjs';
 import { machineCores } from './lib.mjs';
-import { memoryTracker, stackPids } from './procstat.mjs';
+import { memoryTracker, servicesNode, stackPids } from './procstat.mjs';
+import { relayCount } from './relays.mjs';
 import { ensureWrk } from './wrk.mjs';
 
 export { MEASUREMENTS, measurementNames } from './events-measurements.mjs';
@@ -39,7 +40,7 @@ export const defaultConnections = 32;
  * @typedef {import('./events-drivers.mjs').EventsRun & {
  *   selected: import('./events-measurements.mjs').Measurement[],
  *   lag: LagConsumer | null, eventsDb: import('pg').Client, samplerDb: import('pg').Pool,
- *   loadBefore: number, startedAt: Date }} Session
+ *   relays: ReturnType<typeof relayCount>, loadBefore: number, startedAt: Date }} Session
  */
 /**
  * What the run prints, returns and writes to the results JSON.
@@ -139,6 +140,8 @@ async function open({ ingressUrl, adminToken, repoRoot, seconds, warmup, connect
     lag,
     eventsDb,
     samplerDb,
+    // A second relay for the measurements that ask for it, on the services' own Node.
+    relays: relayCount({ node: (await servicesNode()) ?? undefined }),
     loadBefore: os.loadavg()[0],
     startedAt: new Date(),
   };
@@ -161,6 +164,8 @@ async function measureAll(session) {
   try {
     for (const m of selected) {
       process.stdout.write(`  ${m.name} ...`);
+      const started = await session.relays.use(m.relays ?? 1);
+      if (started.length > 0) process.stdout.write(` (${started.join(', ')} started)`);
       const figures = await measure(session, m);
       results.push({ ...m, ...figures });
       process.stdout.write(
@@ -181,6 +186,11 @@ async function measureAll(session) {
     await session.eventsDb.end().catch(() => {});
     throw error;
   } finally {
+    await session.relays
+      .stop()
+      .catch((/** @type {Error} */ err) =>
+        console.log(`  could not stop the relays started for the run: ${err.message}`),
+      );
     await session.outbox.stop();
     await session.samplerDb.end();
     await closeFloor(session.floor);

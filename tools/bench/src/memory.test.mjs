@@ -18,3 +18,12 @@ test('memoryTargets marks Herald processes by their maximum, and leaves the rest
     auth: { start: 260, max: 270, end: 200, pass: false },
   });
 });
+
+test('memoryTargets holds the relays beside the first to the same maximum', () => {
+  const got = memoryTargets({
+    'events-relay-2': { start: 120, max: 260, end: 200 },
+    'events-relay-3': { start: 120, max: 200, end: 180 },
+  });
+  assert.equal(got['events-relay-2'].pass, false);
+  assert.equal(got['events-relay-3'].pass, true);
+});

@@ -32,8 +32,12 @@ export const COMPONENTS = [
   'events-relay',
 ];
 
+/** The relays beside the stack's own (`events-relay-2`, …), measured when they run. */
+export const isExtraRelay = (/** @type {string} */ name) => /^events-relay-\d+$/.test(name);
+
 /**
- * {component: pid} of the running stack (see tools/stack/src/index.mjs `status()`).
+ * {component: pid} of the running stack (see tools/stack/src/index.mjs `status()`), with the
+ * relays beside the first that run now.
  * @returns {Promise<Record<string, number>>}
  */
 export async function stackPids() {
@@ -44,6 +48,7 @@ export async function stackPids() {
     const row = rows.find((r) => r.component === name);
     if (row?.pid) pids[name] = row.pid;
   }
+  for (const row of rows) if (isExtraRelay(row.component) && row.pid) pids[row.component] = row.pid;
   return pids;
 }
 

@@ -1,7 +1,7 @@
 // The faults, one at a time, each injected while the load runs and then recovered with the
 // stack's own controls (`up` starts whatever is not running). Processes are found through the
 // stack's pid files, so the faults hit the stack this environment configures (HERALD_DATA_DIR,
-// the HERALD_*_PORT variables) and nothing else.
+// the HERALD_*_PORT variables) and nothing else. Two events relays run throughout (relays.mjs).
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -23,6 +23,7 @@ import { ensureService } from '@herald/stack/service-runner.mjs';
 import { findBinaries } from '@herald/stack/system-packages.mjs';
 import { partitionOffsets } from '@herald/kafka';
 import { EVENTS_TOPIC, kafkaClient } from './oracle.mjs';
+import { RELAYS, ensureSuiteRelays, relayInTransaction, stopSuiteRelays } from './relays.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -59,10 +60,17 @@ const servicePid = (name) => {
   return livePid(s.pidFile, s.entryPath);
 };
 
-/** Starts whatever is not running, as `npm start` would (without building). */
+/**
+ * Starts whatever is not running, as `npm start` would (without building), and the relays the
+ * suite runs with.
+ */
 export async function restart() {
   await up({ build: false, quiet: true });
+  await ensureSuiteRelays();
 }
+
+/** The relay the relay fault killed last, which its recovery starts again. */
+let killedRelay = 'events-relay';
 
 /**
  * Starts one component again with the stack's own start-up for it (what `up` runs for that
@@ -213,22 +221,17 @@ export const faults = [
   {
     name: 'relay-kill',
     component: 'events-relay',
-    title: 'kill -9 of the events-relay while it publishes a batch',
-    holdMs: 3_000,
+    title: `kill -9 of one of the ${RELAYS} events relays while it publishes a batch`,
+    // Longer than a relay's lease (3 s) and a heartbeat: the other takes its shards meanwhile.
+    holdMs: 5_000,
     async inject({ driver, db }) {
       void driver.sendBig(2, 'by-contact-id');
-      // Mid-publish: the relay's transaction is open (rows read, Kafka send under way, rows not
-      // yet deleted) while it holds the outbox lock. Best of all just after Kafka took the
+      // Mid-publish: a relay's transaction is open (rows read, Kafka send under way, rows not
+      // yet deleted) while it holds its shards' locks. Best of all just after Kafka took the
       // batch and before the rows are deleted: the batch then goes out a second time.
-      const publishing = async () => {
-        const { rows } = await db.query(
-          `select count(*)::int as n from pg_stat_activity
-           where application_name = 'herald-events-relay' and state = 'idle in transaction'`,
-        );
-        return rows[0].n > 0;
-      };
       const admin = kafkaClient('herald-chaos-fault').admin();
-      let moment = 'without catching it mid-publish';
+      let moment = 'without catching one mid-publish';
+      let caught = null;
       try {
         const end = async () =>
           (await partitionOffsets(admin, [EVENTS_TOPIC])).reduce((n, p) => n + Number(p.high), 0);
@@ -236,22 +239,25 @@ export const faults = [
         const deadline = Date.now() + 5_000;
         while (Date.now() < deadline) {
           const now = await end();
-          if (now > before && (await publishing())) {
+          if (now > before && (caught = await relayInTransaction(db))) {
             moment = 'mid-publish (the topic had just grown, its transaction still open)';
             break;
           }
           before = now;
         }
-        if (!moment.startsWith('mid') && (await until(publishing, 10_000, 2))) {
-          moment = 'mid-publish (transaction open)';
+        if (!caught) {
+          const found = await until(async () => (caught = await relayInTransaction(db)), 10_000, 2);
+          if (found) moment = 'mid-publish (transaction open)';
         }
       } finally {
         await admin.close().catch(() => {});
       }
-      const pid = await kill9(servicePid('events-relay'), 'events-relay');
+      killedRelay = caught?.name ?? 'events-relay';
+      const pid = await kill9(caught?.pid ?? servicePid(killedRelay), killedRelay);
       const { rows } = await db.query('select count(*)::int as n from outbox');
-      return `events-relay (pid ${pid}) killed ${moment}; ${rows[0].n} message(s) in the outbox`;
+      return `${killedRelay} (pid ${pid}) killed ${moment}; ${rows[0].n} message(s) in the outbox`;
     },
+    recover: () => bringBack(killedRelay),
   },
   {
     name: 'contacts-kill',
@@ -345,10 +351,12 @@ export const faultNames = faults.map((f) => f.name);
 
 /**
  * Brings the stack back to how the suite found it: the services on their usual Redis, every
- * component running and answering. For an `afterAll`, after a failure too.
+ * component running and answering, the relays it started stopped. For an `afterAll`, after a
+ * failure too.
  */
 export async function restoreStack() {
   await servicesOnCluster(false);
-  await restart();
+  await up({ build: false, quiet: true });
+  await stopSuiteRelays();
   if (!(await isUp())) throw new Error('the stack is not up again');
 }

@@ -39,9 +39,11 @@ const USAGE = `Usage: npm run chaos -- [--minutes N] [--only FAULT,...] [--rate 
 Runs each fault against the local stack (started when needed) while a steady load of Contact
 upserts, single Events and arrays of up to 1,000 Events runs on all four Event routes, then
 checks PostgreSQL and Kafka: no Event answered 202 may be lost or recorded twice, none answered
-4xx may be anywhere. Prints one table, writes the details to <data dir>/chaos/chaos-<time>.json
-and exits 1 when a fault lost or doubled an Event, broke another guarantee of
-docs/reliability.md, or could not be carried out.
+4xx may be anywhere. Two events relays run throughout, as in the chart: a second one is
+started beside the stack's (unless HERALD_EVENTS_RELAYS gives it two) and stopped at the end.
+Prints one table, writes the details to <data dir>/chaos/chaos-<time>.json and exits 1 when a
+fault lost or doubled an Event, broke another guarantee of docs/reliability.md, or could not be
+carried out.
 
   --minutes N     minutes of load per fault, the fault injected again every ~20 s of steady
                   load while time is left (default: one fault in about 15-25 s of load)

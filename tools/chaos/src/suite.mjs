@@ -6,6 +6,7 @@ import { status } from '@herald/stack/index.mjs';
 import { newTenant } from './api.mjs';
 import { createDriver } from './driver.mjs';
 import { bringBack, faultNames, faults, restart, restoreStack } from './faults.mjs';
+import { suiteRelayNames } from './relays.mjs';
 import {
   PUBLISH_DEADLINE_MS,
   allPublished,
@@ -50,17 +51,25 @@ async function waitRecording(driver, withinMs = 120_000) {
 
 /**
  * Components other than the one hit that stopped answering because of the fault (a crash),
- * after giving them `graceMs` to reconnect: ['events-relay stopped', ...]. The stack is then
- * brought back whole, so the fault's oracle and the next faults run on a complete stack.
+ * after giving them `graceMs` to reconnect: ['events-relay stopped', ...], the suite's second
+ * relay included. The stack is then brought back whole, so the fault's oracle and the next
+ * faults run on a complete stack.
  */
 async function collateralDamage(graceMs = 20_000) {
   const deadline = Date.now() + graceMs;
+  const relays = suiteRelayNames();
   for (;;) {
-    const bad = (await status()).filter((r) => r.expected && !r.ok);
+    const rows = await status();
+    const bad = [
+      ...rows
+        .filter((r) => (r.expected || relays.includes(r.component)) && !r.ok)
+        .map((r) => `${r.component} ${r.state}`),
+      ...relays.filter((n) => !rows.some((r) => r.component === n)).map((n) => `${n} stopped`),
+    ];
     if (bad.length === 0) return [];
     if (Date.now() > deadline) {
       await restart();
-      return bad.map((r) => `${r.component} ${r.state}`);
+      return bad;
     }
     await sleep(1_000);
   }

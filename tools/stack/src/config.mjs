@@ -115,42 +115,120 @@ function metricsPortOf(s) {
 }
 
 /**
- * The registry (tools/stack/src/services.mjs) resolved for this checkout: ports after env overrides,
- * absolute paths, and where each service's log and pid live.
+ * A registry entry resolved for this checkout: ports after env overrides, absolute paths, and
+ * where its log and pid live.
+ * @param {typeof registry[number] & { replicaOf?: string }} s
+ */
+function resolveService(s) {
+  const entry = path.resolve(repoRoot, s.entry);
+  return Object.freeze({
+    ...s,
+    port: portFromEnv(servicePortEnvVar(s.name), s.port),
+    portEnvVar: servicePortEnvVar(s.name),
+    url: `http://${host}:${portFromEnv(servicePortEnvVar(s.name), s.port)}`,
+    /**
+     * Its Prometheus endpoint (METRICS_PORT), on loopback like the service. A stack whose
+     * service ports are moved (HERALD_<NAME>_PORT, e.g. a second stack beside the first) moves
+     * it along, the same distance from the service port as in the registry, unless
+     * HERALD_<NAME>_METRICS_PORT places it.
+     */
+    metricsPort: metricsPortOf(s),
+    metricsPortEnvVar: metricsPortEnvVar(s.name),
+    metricsUrl: `http://${host}:${metricsPortOf(s)}/metrics`,
+    entryPath: entry,
+    migratePath: s.migrate ? path.resolve(repoRoot, s.migrate) : null,
+    nodeArgs: s.nodeArgs ?? [],
+    niceness: s.niceness ?? 0,
+    routes: s.routes ?? [],
+    allow: s.allow ?? [],
+    topics: s.topics ?? [],
+    secrets: s.secrets ?? [],
+    callers: s.callers ?? [],
+    holdsContactData: s.holdsContactData === true,
+    after: s.after ?? [],
+    /** The process this one is another instance of (`events-relay` for `events-relay-2`), else null. */
+    replicaOf: s.replicaOf ?? null,
+    logFile: path.join(logDir, `${s.name}.log`),
+    pidFile: path.join(runDir, `${s.name}.pid`),
+    stateFile: path.join(runDir, `${s.name}.json`),
+  });
+}
+
+/**
+ * The events outbox relay, the one process the stack can run several instances of: they share
+ * the outbox's shards (libs/outbox), as the chart's replicas do.
+ */
+export const RELAY = 'events-relay';
+/** At most this many relays: ports 100 apart from the first's stay clear of the other services'. */
+export const MAX_EVENTS_RELAYS = 8;
+const RELAY_PORT_STEP = 100;
+
+/**
+ * How many events relays `up` runs (HERALD_EVENTS_RELAYS, 1 to MAX_EVENTS_RELAYS, default 1): the
+ * registry's `events-relay` and `events-relay-2` … `events-relay-N`.
+ */
+export const eventsRelays = (() => {
+  const raw = process.env.HERALD_EVENTS_RELAYS;
+  if (raw === undefined || raw.trim() === '') return 1;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_EVENTS_RELAYS) {
+    throw new Error(
+      `HERALD_EVENTS_RELAYS=${JSON.stringify(raw)} is not a number of relays (1..${MAX_EVENTS_RELAYS})`,
+    );
+  }
+  return n;
+})();
+
+/** The name of relay number `n` (1: the registry's own). */
+export function relayName(n) {
+  return n === 1 ? RELAY : `${RELAY}-${n}`;
+}
+
+const replicas = new Map();
+
+/**
+ * Relay number `n` ≥ 2 as a service of its own: the registry's relay with its name, its log and
+ * pid files, and ports (n − 1) × 100 above the first relay's, after that relay's own overrides
+ * (HERALD_EVENTS_RELAY_PORT moves them all); HERALD_EVENTS_RELAY_<N>_PORT and
+ * HERALD_EVENTS_RELAY_<N>_METRICS_PORT place one.
+ * @param {number} n
+ */
+export function relayReplica(n) {
+  if (!Number.isInteger(n) || n < 2 || n > MAX_EVENTS_RELAYS) {
+    throw new Error(`there is no events relay ${n} (2..${MAX_EVENTS_RELAYS})`);
+  }
+  if (!replicas.has(n)) {
+    const base = registry.find((s) => s.name === RELAY);
+    if (!base) throw new Error(`the registry has no ${RELAY}`);
+    const first = resolveService(base);
+    const step = (n - 1) * RELAY_PORT_STEP;
+    replicas.set(
+      n,
+      resolveService({
+        ...base,
+        name: relayName(n),
+        port: first.port + step,
+        metricsPort: first.metricsPort + step,
+        replicaOf: RELAY,
+      }),
+    );
+  }
+  return replicas.get(n);
+}
+
+/**
+ * The registry (tools/stack/src/services.mjs) resolved for this checkout, with the relays
+ * HERALD_EVENTS_RELAYS adds right after the registry's own.
  */
 export const stackServices = Object.freeze(
-  registry.map((s) => {
-    const entry = path.resolve(repoRoot, s.entry);
-    return Object.freeze({
-      ...s,
-      port: portFromEnv(servicePortEnvVar(s.name), s.port),
-      portEnvVar: servicePortEnvVar(s.name),
-      url: `http://${host}:${portFromEnv(servicePortEnvVar(s.name), s.port)}`,
-      /**
-       * Its Prometheus endpoint (METRICS_PORT), on loopback like the service. A stack whose
-       * service ports are moved (HERALD_<NAME>_PORT, e.g. a second stack beside the first) moves
-       * it along, the same distance from the service port as in the registry, unless
-       * HERALD_<NAME>_METRICS_PORT places it.
-       */
-      metricsPort: metricsPortOf(s),
-      metricsPortEnvVar: metricsPortEnvVar(s.name),
-      metricsUrl: `http://${host}:${metricsPortOf(s)}/metrics`,
-      entryPath: entry,
-      migratePath: s.migrate ? path.resolve(repoRoot, s.migrate) : null,
-      nodeArgs: s.nodeArgs ?? [],
-      niceness: s.niceness ?? 0,
-      routes: s.routes ?? [],
-      allow: s.allow ?? [],
-      topics: s.topics ?? [],
-      secrets: s.secrets ?? [],
-      callers: s.callers ?? [],
-      holdsContactData: s.holdsContactData === true,
-      after: s.after ?? [],
-      logFile: path.join(logDir, `${s.name}.log`),
-      pidFile: path.join(runDir, `${s.name}.pid`),
-      stateFile: path.join(runDir, `${s.name}.json`),
-    });
-  }),
+  registry.flatMap((s) =>
+    s.name === RELAY
+      ? [
+          resolveService(s),
+          ...Array.from({ length: eventsRelays - 1 }, (_, i) => relayReplica(i + 2)),
+        ]
+      : [resolveService(s)],
+  ),
 );
 
 // `after` names services earlier in the registry (the stack starts them in registry order).
@@ -165,13 +243,24 @@ stackServices.forEach((s, index) => {
 });
 
 export function findService(name) {
-  const s = stackServices.find((x) => x.name === name);
+  const s = stackServices.find((x) => x.name === name) ?? relayByName(name);
   if (!s) {
     throw new Error(
       `unknown service ${JSON.stringify(name)}; the registry has: ${stackServices.map((x) => x.name).join(', ')}`,
     );
   }
   return s;
+}
+
+/**
+ * A relay beyond HERALD_EVENTS_RELAYS by its name (`events-relay-3`), which a tool may run for
+ * its own duration (`ensureRelays` in index.mjs), else undefined.
+ * @param {string} name
+ */
+function relayByName(name) {
+  const match = new RegExp(`^${RELAY}-(\\d+)$`).exec(name);
+  const n = match ? Number(match[1]) : NaN;
+  return n >= 2 && n <= MAX_EVENTS_RELAYS ? relayReplica(n) : undefined;
 }
 
 export function serviceUrl(name) {

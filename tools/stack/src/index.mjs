@@ -1,10 +1,13 @@
-// The local stack as a library: `up`, `down`, `isUp`, `status`, `serviceEnv` and the addresses,
-// for tools/stack/src/cli.mjs (the CLI), the test runner and the benchmark. Node built-ins only.
-import fs from 'node:fs';
+// The local stack as a library: `up`, `down`, `isUp`, `status`, `serviceEnv`, `ensureRelays`
+// and the addresses, for tools/stack/src/cli.mjs (the CLI), the test runner, the benchmark and
+// the fault suite. Node built-ins only.
 import path from 'node:path';
 import {
+  MAX_EVENTS_RELAYS,
+  RELAY,
   dataDir,
   databaseUrl,
+  eventsRelays,
   findService,
   host,
   ingressUrl,
@@ -15,6 +18,7 @@ import {
   prometheusUrl,
   redisClusterNodes,
   redisUrl,
+  relayName,
   repoRoot,
   runDir,
   serviceUrl,
@@ -44,12 +48,17 @@ import {
 import { ensureSystemPackages, findBinaries } from './system-packages.mjs';
 import { StackError, isQuiet, say, setQuiet } from './output.mjs';
 import { ensureDir } from './files.mjs';
-import { isAlive, readPid, sleep } from './processes.mjs';
+import { withLock } from './lock.mjs';
+import { ensureRelays, extraRelayLogs, extraRelays } from './relays.mjs';
 
 export {
+  MAX_EVENTS_RELAYS,
+  RELAY,
   StackError,
   dataDir,
   databaseUrl,
+  ensureRelays,
+  eventsRelays,
   host,
   ingressUrl,
   kafkaBrokers,
@@ -59,6 +68,7 @@ export {
   prometheusUrl,
   redisClusterNodes,
   redisUrl,
+  relayName,
   serviceEnv,
   tracesPaths,
   tracesUrl,
@@ -68,61 +78,6 @@ export {
 
 /** Names of the infrastructure components, in start order. */
 export const infraComponents = ['postgres', 'redis', 'kafka', 'nginx', 'prometheus', 'traces'];
-
-// ---------------------------------------------------------------------------------------------
-// Lock: one `up`/`down` at a time (.herald/run/stack.lock holds the owner's pid).
-
-const lockFile = path.join(runDir, 'stack.lock');
-let holdingLock = false;
-let queue = Promise.resolve();
-
-function releaseLockSync() {
-  if (readPid(lockFile) === process.pid) fs.rmSync(lockFile, { force: true });
-}
-process.on('exit', () => {
-  if (holdingLock) releaseLockSync();
-});
-
-/** Runs `fn` holding the lock: one at a time in this process, and across processes. */
-function withLock(fn) {
-  const run = queue.then(() => withFileLock(fn));
-  queue = run.catch(() => {});
-  return run;
-}
-
-async function withFileLock(fn) {
-  ensureDir(runDir);
-  const deadline = Date.now() + 15 * 60000;
-  let told = false;
-  for (;;) {
-    try {
-      fs.writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
-      break;
-    } catch (err) {
-      if (err.code !== 'EEXIST') throw err;
-    }
-    const holder = readPid(lockFile);
-    if (!holder || !isAlive(holder)) {
-      fs.rmSync(lockFile, { force: true }); // stale: its owner is gone
-      continue;
-    }
-    if (!told) {
-      say(`waiting for another stack command (pid ${holder}) to finish...`);
-      told = true;
-    }
-    if (Date.now() > deadline) {
-      throw new StackError('stack', `another stack command (pid ${holder}) holds ${lockFile}`);
-    }
-    await sleep(250);
-  }
-  holdingLock = true;
-  try {
-    return await fn();
-  } finally {
-    holdingLock = false;
-    releaseLockSync();
-  }
-}
 
 /** Runs tasks in parallel; waits for all of them, then throws the first failure. */
 async function settle(tasks) {
@@ -247,7 +202,9 @@ export async function down(opts = {}) {
         want('nginx') ? stopNginx() : null,
         want('prometheus') ? stopPrometheus() : null,
       ]);
-      await Promise.all(stackServices.filter((s) => want(s.name)).map((s) => stopService(s)));
+      await Promise.all(
+        [...stackServices, ...extraRelays()].filter((s) => want(s.name)).map((s) => stopService(s)),
+      );
       await Promise.all([
         want('kafka') ? stopKafka() : null,
         // After the services: their last spans are flushed to it as they stop.
@@ -263,7 +220,8 @@ export async function down(opts = {}) {
 
 /**
  * One row per component: {component, state, pid, address, logFile, ok, expected}.
- * `expected` is false for services that are not built (they do not count for isUp()).
+ * `expected` is false for services that are not built (they do not count for isUp()), and for a
+ * relay beyond HERALD_EVENTS_RELAYS (`ensureRelays`) that is no longer running.
  */
 export async function status() {
   const rows = await Promise.all([
@@ -274,6 +232,10 @@ export async function status() {
     prometheusStatus(),
     traceReceiverStatus(),
     ...stackServices.map((s) => serviceStatus(s)),
+    ...extraRelays().map(async (s) => {
+      const row = await serviceStatus(s);
+      return { ...row, expected: row.expected && row.pid !== null };
+    }),
   ]);
   return rows.flat().map((r) => ({ expected: true, ...r }));
 }
@@ -296,6 +258,8 @@ export function logFiles() {
   files.prometheus = [prometheusPaths.logFile];
   files.traces = [tracesPaths.logFile];
   for (const s of stackServices) files[s.name] = [s.logFile];
+  // Relays a tool ran beyond HERALD_EVENTS_RELAYS, while their logs are there.
+  for (const s of extraRelayLogs()) files[s.name] = [s.logFile];
   return files;
 }
 

@@ -65,7 +65,10 @@ function heraldConf() {
     `port = ${ports.postgres}`,
     `unix_socket_directories = '${socketDirs.replace(/'/g, "''")}'`,
     'max_connections = 200',
-    'shared_buffers = 128MB',
+    // Recording writes into the current partition's indexes and resolves Contacts in the identity
+    // projection at random places; with a year of data those outgrow PostgreSQL's 128 MB default,
+    // and every page read from the page cache instead costs a copy (docs/capacity.md).
+    'shared_buffers = 1GB',
     // Recording writes every Event into indexes at random places (dedup claims are keyed by a
     // hash). The first change to a page after a checkpoint copies the whole page into the WAL,
     // and with the default 1 GB of WAL between checkpoints most of the WAL was such copies.

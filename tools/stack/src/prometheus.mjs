@@ -45,13 +45,22 @@ export const alertRulesModule = path.join(
 /** How long the local TSDB keeps samples: enough to look back over a day's work. */
 const RETENTION = '3d';
 
-function renderConfig() {
-  const jobs = stackServices
+/** The config Prometheus runs with: one job per process of the registry, after its template. */
+export function renderConfig() {
+  // The relays HERALD_EVENTS_RELAYS adds are targets of the first one's job, as the replicas of
+  // one Deployment are: the rules' `job` selectors and sums take them all.
+  /** @type {Map<string, string[]>} */
+  const targets = new Map();
+  for (const s of stackServices) {
+    const job = s.replicaOf ?? s.name;
+    targets.set(job, [...(targets.get(job) ?? []), `${host}:${s.metricsPort}`]);
+  }
+  const jobs = [...targets]
     .map(
-      (s) =>
-        `  - job_name: ${JSON.stringify(s.name)}\n` +
+      ([job, list]) =>
+        `  - job_name: ${JSON.stringify(job)}\n` +
         '    static_configs:\n' +
-        `      - targets: [${JSON.stringify(`${host}:${s.metricsPort}`)}]`,
+        `      - targets: [${list.map((t) => JSON.stringify(t)).join(', ')}]`,
     )
     .join('\n');
   return renderTemplate(path.join(infraDir, 'prometheus', 'prometheus.yml.template'), {

@@ -60,12 +60,16 @@ export function stackVariables(name) {
     REDIS_URL: redisUrl,
     KAFKA_BROKERS: kafkaBrokers,
     LOG_LEVEL: 'info',
-    OTEL_SERVICE_NAME: `herald-${name}`,
+    // A second relay is another instance of the same service, as a replica in the chart.
+    OTEL_SERVICE_NAME: `herald-${service.replicaOf ?? name}`,
   };
   for (const secret of serviceSecrets(service)) vars[secret] = stackSecrets[secret](service);
   if (service.database) vars.DATABASE_URL = databaseUrl(service.database);
   if (auth) vars.AUTH_JWKS_URL = `${auth.url}/.well-known/jwks.json`;
-  for (const s of stackServices) vars[`SERVICE_URL_${envName(s.name)}`] = s.url;
+  // Not the relays beyond the first: nothing calls them, and their number is no other process's setting.
+  for (const s of stackServices.filter((x) => !x.replicaOf)) {
+    vars[`SERVICE_URL_${envName(s.name)}`] = s.url;
+  }
   // The services the contacts service asks for a Contact's export and erasure: those that hold
   // data about Contacts and are built (one that is not would make every export a 503).
   vars.CONTACT_DATA_SERVICES = stackServices

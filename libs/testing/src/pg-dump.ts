@@ -49,19 +49,21 @@ export interface DumpSearch {
 }
 
 /**
- * Dumps every Herald database (schema and data) with pg_dump and searches each dump for `values`,
- * case-insensitively, as it streams: no dump is held whole, so a database grown large by a
- * benchmark or a soak is searched like a small one.
+ * Dumps every Herald database (schema and data), or those of `only`, with pg_dump and searches
+ * each dump for `values`, case-insensitively, as it streams: no dump is held whole, so a database
+ * grown large by a benchmark or a soak is searched like a small one.
  */
 export async function searchHeraldDatabaseDumps(
   values: readonly string[],
   serverUrl = TEST_POSTGRES_URL,
+  only?: readonly string[],
 ): Promise<DumpSearch> {
   const pgDump = findPgDump();
   const needles = [...new Set(values.map((v) => v.toLowerCase()))];
   const found = new Map<string, Set<string>>(needles.map((n) => [n, new Set()]));
   const databases: string[] = [];
-  for (const database of await heraldDatabases(serverUrl)) {
+  const candidates = await heraldDatabases(serverUrl);
+  for (const database of only ? candidates.filter((d) => only.includes(d)) : candidates) {
     try {
       const holds = await searchDump(pgDump, `${serverUrl}/${database}`, needles);
       for (const needle of holds) found.get(needle)!.add(database);

@@ -241,8 +241,14 @@ describe('offboarding a Tenant', () => {
         [key.clientId]: ['herald_auth.deleted_key_revocations'],
       });
 
-      // And what a backup would hold: a dump of every Herald database (schema and data).
-      const dumps = await searchHeraldDatabaseDumps([tenantId, ...contactIds]);
+      // And what a backup would hold: a dump of every database of the stack (schema and data).
+      // Not the scratch databases of other test files running meanwhile: some run consumers of
+      // the shared topics of their own, other installations that projected these Contacts too.
+      const dumps = await searchHeraldDatabaseDumps(
+        [tenantId, ...contactIds],
+        undefined,
+        DATABASES,
+      );
       expect(dumps.databases).toEqual(expect.arrayContaining(DATABASES));
       expect(
         Object.fromEntries([tenantId, ...contactIds].map((v) => [v, dumps.holding(v)])),

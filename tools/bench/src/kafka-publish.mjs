@@ -211,7 +211,7 @@ export function ceiling(publish, eventRows) {
   /** @param {string} n */
   const figure = (n) => eventRows?.measurements.find((m) => m.name === n)?.primary.value ?? NaN;
   const publishing = [
-    { name: 'producer', label: "the relay's producer", us: publish.producerUsPerMessage },
+    { name: 'producer', label: 'the relay producer', us: publish.producerUsPerMessage },
     { name: 'broker', label: 'Kafka broker', us: publish.brokerUsPerMessage },
   ];
   const eventRow = { name: 'event-row', label: 'PostgreSQL: the Event row', us: figure('event') };

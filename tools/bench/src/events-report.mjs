@@ -2,7 +2,7 @@
 // the raw route, CPU per request, publish lag and outbox, memory, then the verdict and any
 // errors) and its chart's input.
 import { formatNumber } from '@herald/observability/chart.mjs';
-import { LAG_P99_MS, RSS_MAX_MIB, targetsOf } from './events-targets.mjs';
+import { LAG_P99_MS, PUBLISH_CPU_SHARE, RSS_MAX_MIB, targetsOf } from './events-targets.mjs';
 import { COMPONENTS, isExtraRelay } from './procstat.mjs';
 
 /** @typedef {import('./events.mjs').Summary} Summary */
@@ -19,6 +19,7 @@ export function print(s) {
   printMeasurements(s);
   printSdk(s);
   printCpu(s);
+  printPublishCpu(s);
   printLag(s);
   printMemory(s);
   printVerdict(s);
@@ -81,6 +82,29 @@ function printCpu(s) {
     /** @param {string} k */
     const cell = (k) => (Number.isFinite(c[k]) ? c[k].toFixed(3) : '-');
     console.log(`| ${r.name} | ${columns.map(cell).join(' | ')} |`);
+  }
+}
+
+/** @param {Summary} s */
+function printPublishCpu(s) {
+  const rows = s.measurements.filter((r) => r.publishCpu);
+  if (rows.length === 0) return;
+  console.log(
+    `\nPublishing CPU per recorded Event, µs (every relay, and the Kafka broker, from the table above), ` +
+      `beside the same with kafkajs and one relay (recorded: no run can measure that relay again); ` +
+      `target ≤ ${f(PUBLISH_CPU_SHARE)} of it`,
+  );
+  console.log(
+    '| measurement | relays | relay | broker | relay + broker | kafkajs, one relay | × | target |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|---|');
+  for (const r of rows) {
+    const p = /** @type {NonNullable<typeof r.publishCpu>} */ (r.publishCpu);
+    console.log(
+      `| ${r.name} | ${r.relayShares?.length ?? '?'} | ${f(p.relay)} | ${f(p.broker)} | ${f(p.total)} | ` +
+        `${p.before === null ? '-' : f(p.before)} | ${p.ratio === null ? '-' : f(p.ratio)} | ` +
+        `${p.ratio === null ? '-' : mark(p.ratio <= PUBLISH_CPU_SHARE)} |`,
+    );
   }
 }
 

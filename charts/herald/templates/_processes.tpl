@@ -18,7 +18,7 @@ they live here rather than in values. Keys are the process names used in resourc
 auth:
   values: auth
   image: auth
-  command: [node, --import, "@herald/telemetry/register", "--disable-warning=TimeoutNegativeWarning", "--max-semi-space-size=16", dist/index.js]
+  command: [node, --import, "@herald/telemetry/register", "--max-semi-space-size=16", dist/index.js]
   database: auth
   migrate: true
   secrets: [ADMIN_TOKEN, SERVICE_TOKEN, SERVICE_CALLERS, AUTH_SIGNING_KEYS]
@@ -32,7 +32,7 @@ auth:
 contacts:
   values: contacts
   image: contacts
-  command: [node, --import, "@herald/telemetry/register", "--disable-warning=TimeoutNegativeWarning", "--max-semi-space-size=16", "--max-old-space-size=128", "--heap-growing-percent=100", dist/index.js]
+  command: [node, --import, "@herald/telemetry/register", "--max-semi-space-size=16", "--max-old-space-size=128", "--heap-growing-percent=100", dist/index.js]
   database: contacts
   migrate: true
   secrets: [ADMIN_TOKEN, SERVICE_TOKEN, SERVICE_CALLERS]
@@ -46,7 +46,7 @@ contacts:
 events:
   values: events
   image: events
-  command: [node, --import, "@herald/telemetry/register", "--disable-warning=TimeoutNegativeWarning", "--max-semi-space-size=8", "--max-old-space-size=160", "--heap-growing-percent=100", dist/index.js]
+  command: [node, --import, "@herald/telemetry/register", "--max-semi-space-size=8", "--max-old-space-size=160", "--heap-growing-percent=100", dist/index.js]
   database: events
   migrate: true
   secrets: [ADMIN_TOKEN, SERVICE_TOKEN, SERVICE_CALLERS]
@@ -61,7 +61,7 @@ events:
 billing:
   values: billing
   image: billing
-  command: [node, --import, "@herald/telemetry/register", "--disable-warning=TimeoutNegativeWarning", "--max-semi-space-size=16", dist/index.js]
+  command: [node, --import, "@herald/telemetry/register", "--max-semi-space-size=16", dist/index.js]
   database: billing
   migrate: true
   secrets: [ADMIN_TOKEN, SERVICE_TOKEN, SERVICE_CALLERS]
@@ -75,7 +75,7 @@ billing:
 events-relay:
   values: eventsRelay
   image: events-relay
-  command: [node, --import, "@herald/telemetry/register", "--disable-warning=TimeoutNegativeWarning", "--max-semi-space-size=16", "--max-old-space-size=192", "--heap-growing-percent=100", dist/relay/main.js]
+  command: [node, --import, "@herald/telemetry/register", "--max-semi-space-size=16", "--max-old-space-size=192", "--heap-growing-percent=100", dist/relay/main.js]
   database: events
   migrate: false
   secrets: []

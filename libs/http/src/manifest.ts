@@ -33,15 +33,9 @@ export type RouteAccess =
 
 /**
  * The `node` arguments of every Herald process, before its entry: OpenTelemetry preloaded before
- * anything it instruments, and kafkajs's one warning silenced. kafkajs computes a timeout from
- * -1 - Date.now() when a connection opens; Node 24 warns about the negative number (and waits
- * 1 ms, as meant) on stderr, outside the JSON log.
+ * anything it instruments.
  */
-const PROCESS_NODE_ARGS = [
-  '--import',
-  '@herald/telemetry/register',
-  '--disable-warning=TimeoutNegativeWarning',
-] as const;
+const PROCESS_NODE_ARGS = ['--import', '@herald/telemetry/register'] as const;
 
 /**
  * The V8 heap of a Herald process, in MiB, passed as `node` flags after its other arguments.

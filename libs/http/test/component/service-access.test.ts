@@ -253,10 +253,9 @@ describe('manifestProblems', () => {
     expect(plain!.nodeArgs).toEqual([
       '--import',
       '@herald/telemetry/register',
-      '--disable-warning=TimeoutNegativeWarning',
       '--max-semi-space-size=16',
     ]);
-    expect(sized!.nodeArgs!.slice(3)).toEqual([
+    expect(sized!.nodeArgs!.slice(2)).toEqual([
       '--max-semi-space-size=8',
       '--max-old-space-size=160',
       '--heap-growing-percent=100',

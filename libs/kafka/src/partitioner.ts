@@ -33,9 +33,6 @@ export function murmur2(key: string | Buffer): number {
   return h | 0;
 }
 
-/** Keys whose hash a partitioner remembers; past it, it starts over. */
-const REMEMBERED_KEYS = 50_000;
-
 /** What @platformatic/kafka hands a partitioner: the message, and its key as serialized. */
 interface PartitionedMessage {
   topic: string;
@@ -58,12 +55,11 @@ export type KeyPartitioner = (
  * `murmur2(key) & 0x7fffffff` modulo the topic's partition count, so every key keeps its
  * partition; one without a key goes round-robin to the partitions that have a leader.
  * @platformatic/kafka's default partitioner hashes keys unsigned, which puts them elsewhere unless
- * the partition count is a power of two; its `compatibilityPartitioner` is this hash, computed
- * again for every message. Keys repeat (a Contact's Events share one), so each string key's hash
- * is computed once and remembered.
+ * the partition count is a power of two. The hash is computed from the key as the producer
+ * serialized it, for every message: a few dozen nanoseconds for a Contact's key, less than a map
+ * of remembered hashes costs to look a fresh string up in.
  */
 export function keyHashPartitioner(): KeyPartitioner {
-  const hashes = new Map<string, number>();
   let next = 0;
   return (message, key, { metadata }) => {
     if (key === undefined) {
@@ -72,15 +68,6 @@ export function keyHashPartitioner(): KeyPartitioner {
       const led = partitions?.flatMap((p, index) => (p.leader >= 0 ? [index] : []));
       return led && led.length > 0 ? led[next % led.length]! : next;
     }
-    const text = typeof message.key === 'string' ? message.key : undefined;
-    let hash = text === undefined ? undefined : hashes.get(text);
-    if (hash === undefined) {
-      hash = murmur2(key) & 0x7fffffff;
-      if (text !== undefined) {
-        if (hashes.size >= REMEMBERED_KEYS) hashes.clear();
-        hashes.set(text, hash);
-      }
-    }
-    return hash;
+    return murmur2(key) & 0x7fffffff;
   };
 }

@@ -137,7 +137,7 @@ function openConfluent({ module, brokers, topic }) {
  * @platformatic/kafka's Producer with its own `compatibilityPartitioner` (the Java client's hash,
  * computed for every message; its default partitioner hashes keys unsigned, which differs from
  * the Java client unless the partition count is a power of two). The relay runs the same client
- * with Herald's murmur2, which remembers the hashes of recent keys.
+ * with Herald's murmur2 (32-bit integer arithmetic, for every message).
  * @param {{ module: any, brokers: string[], topic: string }} ctx
  * @returns {(variant: Variant) => Promise<Sender>}
  */

@@ -14,6 +14,7 @@ import * as eventRows from './event-rows.mjs';
 import * as events from './events.mjs';
 import * as growth from './growth.mjs';
 import * as kafkaPublish from './kafka-publish.mjs';
+import * as relayDrain from './relay-drain.mjs';
 import * as partitioning from './partitioning.mjs';
 import * as sideTables from './side-tables.mjs';
 import * as tokenExchange from './token-exchange.mjs';
@@ -41,6 +42,7 @@ const benchmarks = [
   events,
   eventRows,
   kafkaPublish,
+  relayDrain,
   sideTables,
   partitioning,
   growth,

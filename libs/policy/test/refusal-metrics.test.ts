@@ -3,8 +3,8 @@
 // as the telemetry preload registers the SDK's before a service builds its guard.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { metrics } from '@opentelemetry/api';
-import { MeterProvider, MetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
+import type { DataPoint } from '@opentelemetry/sdk-metrics';
+import { installTestMetricReader } from '@herald/telemetry/testing';
 import { pino } from 'pino';
 import { createHttpApp, startServer, type RunningServer } from '@herald/http';
 import { createRedis, waitForRedis, type Redis } from '@herald/redis';
@@ -16,16 +16,7 @@ import {
 } from '@herald/testing';
 import { createApiPolicy, storeSubscriptionState } from '../src/index.js';
 
-class TestReader extends MetricReader {
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-const reader = new TestReader();
-metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+const reader = installTestMetricReader();
 
 const signer = createTestSigner();
 const logger = pino({ level: 'silent' });

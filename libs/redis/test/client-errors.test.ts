@@ -3,20 +3,11 @@
 // before it is made.
 import { describe, expect, it } from '@jest/globals';
 import net from 'node:net';
-import { metrics } from '@opentelemetry/api';
-import { MeterProvider, MetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
+import type { DataPoint } from '@opentelemetry/sdk-metrics';
+import { installTestMetricReader } from '@herald/telemetry/testing';
 import { createRedis } from '../src/index.js';
 
-class TestReader extends MetricReader {
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-const reader = new TestReader();
-metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+const reader = installTestMetricReader();
 
 async function errors(): Promise<number> {
   const { resourceMetrics } = await reader.collect();

@@ -1,20 +1,11 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { metrics } from '@opentelemetry/api';
-import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { installTestMetricReader } from '@herald/telemetry/testing';
 import { createPool, type PoolClient } from '../../src/index.js';
 
 // The pool metrics, read from an in-memory reader registered before the first pool, as the
 // telemetry preload registers the SDK's before a service makes its pools. Real PostgreSQL.
-class TestReader extends MetricReader {
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-const reader = new TestReader();
-metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+const reader = installTestMetricReader();
 
 const url = `${process.env.HERALD_POSTGRES_URL ?? 'postgres://herald@127.0.0.1:55432'}/postgres`;
 

@@ -21,7 +21,7 @@ import {
   W3CTraceContextPropagator,
   isTracingSuppressed,
 } from '@opentelemetry/core';
-import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { installTestMetricReader } from '@herald/telemetry/testing';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -53,16 +53,7 @@ import {
 // Real PostgreSQL (a scratch database) and real Kafka (scratch topics), both removed afterwards.
 // Metrics and spans go to in-memory readers, trace context to the W3C propagator, as with the SDK.
 
-class TestReader extends MetricReader {
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-const reader = new TestReader();
-metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+const reader = installTestMetricReader();
 const spans = new InMemorySpanExporter();
 trace.setGlobalTracerProvider(
   new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }),

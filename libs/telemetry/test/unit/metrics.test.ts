@@ -1,19 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { InMemoryMetricReader } from '../../src/testing.js';
 import { heraldMetricViews, UNRECORDED_METRIC_ATTRIBUTES } from '../../src/metrics.js';
-
-class TestReader extends MetricReader {
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 describe('heraldMetricViews', () => {
   it('when an instrumentation records a raw path, an address or a user agent, then no metric keeps them, while the route pattern, method, status and histogram buckets stay', async () => {
-    const reader = new TestReader();
+    const reader = new InMemoryMetricReader();
     const provider = new MeterProvider({ readers: [reader], views: heraldMetricViews() });
     const histogram = provider
       .getMeter('@opentelemetry/instrumentation-http')

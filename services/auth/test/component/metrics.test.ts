@@ -2,23 +2,14 @@
 // in-memory reader registered before the app is built (as the telemetry preload registers the
 // SDK's before a service starts).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { metrics } from '@opentelemetry/api';
-import { MeterProvider, MetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
+import type { DataPoint } from '@opentelemetry/sdk-metrics';
+import { installTestMetricReader } from '@herald/telemetry/testing';
 import { errors } from '@herald/errors';
 import { boundedHasher, type SecretHasher } from '../../src/domain/secret-hasher.js';
 import { exchangeOutcome } from '../../src/domain/token-exchange.js';
 import { basic, startAuthService, type TestAuthService } from '../support.js';
 
-class TestReader extends MetricReader {
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-const reader = new TestReader();
-metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+const reader = installTestMetricReader();
 
 /** The sum of a metric's data points whose attributes include `attributes`. */
 async function value(name: string, attributes: Record<string, string> = {}): Promise<number> {

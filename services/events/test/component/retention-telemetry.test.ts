@@ -2,23 +2,14 @@
 // events.retention.last_success says when a sweep last completed. Never by Tenant.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { metrics } from '@opentelemetry/api';
-import { MeterProvider, MetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
+import type { DataPoint } from '@opentelemetry/sdk-metrics';
+import { installTestMetricReader } from '@herald/telemetry/testing';
 import { DAY_MS } from '../../src/retention/retention-policy.js';
 import { sweepRetention } from '../../src/retention/sweep.js';
 import { insertEvents, newEvent, prepareTestDatabase, testPool } from '../contact-data-support.js';
 
-class TestReader extends MetricReader {
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 // Registered before the first sweep: it makes its instruments from the provider of that moment.
-const reader = new TestReader();
-metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+const reader = installTestMetricReader();
 
 const DATABASE = 'herald_events_test_retention';
 const pool = testPool(DATABASE);

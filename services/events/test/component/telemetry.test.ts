@@ -3,8 +3,9 @@
 // events.identity.unresolved and .resolution.duration, redis.failures (use dedup), and the
 // events.record span. Metrics and spans go to in-memory readers, as the SDK would export them.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { metrics, trace } from '@opentelemetry/api';
-import { MeterProvider, MetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
+import { trace } from '@opentelemetry/api';
+import type { DataPoint } from '@opentelemetry/sdk-metrics';
+import { installTestMetricReader } from '@herald/telemetry/testing';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -12,17 +13,8 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { startEventsService, uniqueEmail, type TestEventsService } from '../support.js';
 
-class TestReader extends MetricReader {
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 // Registered before the app is built: it makes its instruments from the provider of that moment.
-const reader = new TestReader();
-metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+const reader = installTestMetricReader();
 const spans = new InMemorySpanExporter();
 trace.setGlobalTracerProvider(
   new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }),

@@ -47,6 +47,25 @@
 export const javaPartition = (murmur2, key, partitions) => (murmur2(key) & 0x7fffffff) % partitions;
 
 /**
+ * A sender over a @platformatic/kafka producer (the relay's, or one made here): each message gets
+ * the topic, and a message's partition is read from the offsets its send returns.
+ * @param {any} producer
+ * @param {string} topic
+ * @returns {Sender}
+ */
+function platformaticSender(producer, topic) {
+  /** @param {BenchMessage[]} messages */
+  const withTopic = (messages) => messages.map((m) => ({ topic, ...m }));
+  return {
+    prepare: (messages) => ({ messages: withTopic(messages) }),
+    send: (payload) => producer.send(payload),
+    partitionOf: async (message) =>
+      (await producer.send({ messages: withTopic([message]) })).offsets[0].partition,
+    close: () => producer.close(),
+  };
+}
+
+/**
  * The relay's producer (createProducer of @herald/kafka) sending one call's messages.
  * @param {{ producer: () => any, topic: string }} ctx
  * @returns {(variant: Variant) => Promise<Sender>}
@@ -54,15 +73,7 @@ export const javaPartition = (murmur2, key, partitions) => (murmur2(key) & 0x7ff
 function openRelay({ producer: make, topic }) {
   return () => {
     const producer = make();
-    /** @param {BenchMessage[]} messages */
-    const withTopic = (messages) => messages.map((m) => ({ topic, ...m }));
-    return Promise.resolve({
-      prepare: (messages) => ({ messages: withTopic(messages) }),
-      send: (payload) => producer.send(payload),
-      partitionOf: async (message) =>
-        (await producer.send({ messages: withTopic([message]) })).offsets[0].partition,
-      close: () => producer.close(),
-    });
+    return Promise.resolve(platformaticSender(producer, topic));
   };
 }
 
@@ -153,15 +164,7 @@ function openPlatformatic({ module, brokers, topic }) {
       serializers: stringSerializers,
       partitioner: compatibilityPartitioner,
     });
-    /** @param {BenchMessage[]} messages */
-    const withTopic = (messages) => messages.map((m) => ({ topic, ...m }));
-    return Promise.resolve({
-      prepare: (messages) => ({ messages: withTopic(messages) }),
-      send: (payload) => producer.send(payload),
-      partitionOf: async (message) =>
-        (await producer.send({ messages: withTopic([message]) })).offsets[0].partition,
-      close: () => producer.close(),
-    });
+    return Promise.resolve(platformaticSender(producer, topic));
   };
 }
 

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { pino } from 'pino';
 import { TOPICS } from '@herald/messages';
 import { shardLockKey } from '@herald/outbox';
@@ -293,9 +293,22 @@ describe('the process', () => {
     return port;
   }
 
+  /** The exit code (null after a signal), once the process has exited. */
+  const exited = (child: ChildProcess) =>
+    new Promise<number | null>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
+      else child.once('exit', (code) => resolve(code));
+    });
+
   const children: ChildProcess[] = [];
-  afterAll(() => {
-    for (const child of children) child.kill('SIGKILL');
+  // A test that fails halfway leaves its relays running; they would take shards and rows from
+  // the tests after it.
+  afterEach(async () => {
+    const running = children
+      .splice(0)
+      .filter((child) => child.exitCode === null && child.signalCode === null);
+    for (const child of running) child.kill('SIGKILL');
+    await Promise.all(running.map(exited));
   });
 
   /** `node --import @herald/telemetry/register dist/relay/main.js`, as the stack and the chart run it. */
@@ -341,12 +354,6 @@ describe('the process', () => {
     return { child, url, output: () => output };
   }
 
-  const exited = (child: ChildProcess) =>
-    new Promise<number | null>((resolve) => {
-      if (child.exitCode !== null) resolve(child.exitCode);
-      else child.once('exit', (code) => resolve(code));
-    });
-
   /** Who publishes which shards, as the relays' heartbeats say. */
   const relayShares = async () =>
     (
@@ -356,13 +363,20 @@ describe('the process', () => {
       )
     ).rows;
 
+  /**
+   * `count` relays publish every shard once, each within one of an even share. A relay's first
+   * heartbeat writes its row before its share, so "every shard once" alone also holds for a
+   * moment while the newcomer still shows none.
+   */
   const sharedBy = (count: number) => async () => {
     const rows = await relayShares();
     const shards = rows.flatMap((row) => row.shards);
+    const total = relayConfig().OUTBOX_SHARDS;
     return (
       rows.length === count &&
-      new Set(shards).size === relayConfig().OUTBOX_SHARDS &&
-      shards.length === relayConfig().OUTBOX_SHARDS
+      new Set(shards).size === total &&
+      shards.length === total &&
+      rows.every((row) => Math.abs(row.shards.length - total / count) < 1)
     );
   };
 

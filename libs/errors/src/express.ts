@@ -52,6 +52,14 @@ export function sendError(res: Response, err: AppError | SubscriptionSuspendedEr
 /** The one express error middleware: writes the documented body, never a stack trace. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
+    if (res.writableEnded) {
+      // Answered already (by the answer deadline, say): the error has no one to go to.
+      logger.warn(
+        { err, requestId: res.locals.requestId as unknown },
+        'request failed after it was answered',
+      );
+      return;
+    }
     if (res.headersSent) {
       // Too late for a clean answer (e.g. mid-stream): let express close the connection.
       next(err);

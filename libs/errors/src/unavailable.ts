@@ -16,8 +16,9 @@ const NETWORK_CODES = new Set([
 ]);
 
 // PostgreSQL SQLSTATEs: class 08 (connection exception), admin/crash shutdown, cannot
-// connect now, too many connections.
-const PG_UNAVAILABLE = /^(08...|57P0[1-3]|53300)$/;
+// connect now, and class 53 (insufficient resources: a full disk, out of memory, too many
+// connections): the server cannot take the request now, through no fault of the request.
+const PG_UNAVAILABLE = /^(08...|57P0[1-3]|53...)$/;
 
 const CONNECT_MESSAGES = [
   'timeout exceeded when trying to connect',

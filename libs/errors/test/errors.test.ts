@@ -179,6 +179,11 @@ describe('isDependencyUnavailable', () => {
     [Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), true],
     [Object.assign(new Error('terminating connection'), { code: '57P01' }), true],
     [Object.assign(new Error('x'), { code: '08006' }), true],
+    [
+      Object.assign(new Error('could not extend file: No space left on device'), { code: '53100' }),
+      true,
+    ],
+    [Object.assign(new Error('sorry, too many clients already'), { code: '53300' }), true],
     [new Error('timeout exceeded when trying to connect'), true],
     [new Error('wrapped', { cause: Object.assign(new Error('x'), { code: 'ETIMEDOUT' }) }), true],
     [Object.assign(new Error('duplicate key'), { code: '23505' }), false],

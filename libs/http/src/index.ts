@@ -6,6 +6,7 @@ export {
   type BodyAdmissionOptions,
 } from './admission.js';
 export { jsonBody, MAX_BODY_BYTES } from './body.js';
+export { answerDeadline, PUBLIC_ANSWER_DEADLINE_MS } from './deadline.js';
 export { publicCors } from './cors.js';
 export { createLogger, type Logger, type RequestLogOptions } from './logger.js';
 export { hasDotSegment, refuseDotSegments } from './raw-path.js';

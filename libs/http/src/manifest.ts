@@ -109,6 +109,11 @@ export interface RouteSpec {
    * to anyone, and left out of the OpenAPI document.
    */
   page?: true;
+  /**
+   * `false` for a public route whose answer may rightly take longer than the answer deadline
+   * (PUBLIC_ANSWER_DEADLINE_MS): a Contact's export and erasure, which gather from every service.
+   */
+  answerDeadline?: false;
 }
 
 /**

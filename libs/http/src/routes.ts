@@ -3,6 +3,7 @@ import type { RouteParameters } from 'express-serve-static-core';
 import { methodNotAllowed } from '@herald/errors';
 import { setHttpRoute } from '@herald/telemetry';
 import { jsonBody } from './body.js';
+import { answerDeadline } from './deadline.js';
 import { publicCors } from './cors.js';
 import {
   operationsOf,
@@ -48,6 +49,8 @@ export interface MountOptions {
    * read: a request refused for its token or budget never waits for it. See bodyAdmission.
    */
   admission?: RequestHandler;
+  /** The public routes' answer deadline (answerDeadline); default PUBLIC_ANSWER_DEADLINE_MS. */
+  answerDeadlineMs?: number;
 }
 
 const under = (prefix: string, path: string) => path === prefix || path.startsWith(`${prefix}/`);
@@ -145,6 +148,7 @@ export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
     }
   }
 
+  const deadline = answerDeadline(options.answerDeadlineMs);
   const byPath = new Map<string, [string, RouteSpec][]>();
   for (const entry of routes) {
     const list = byPath.get(entry[1].path) ?? [];
@@ -164,6 +168,9 @@ export function mountRoutes<R extends RouteTable, H extends RouteHandlers<R>>(
       if (guard && spec.access.kind !== 'bearer') operatorGuard = guard;
       route[spec.method](
         nameRoute(path),
+        ...(spec.audience === 'public' && !spec.page && spec.answerDeadline !== false
+          ? [deadline]
+          : []),
         ...(guard ? [guard] : []),
         ...(spec.requestBody && spec.audience === 'public' && options.admission
           ? [options.admission]

@@ -76,6 +76,8 @@ const exportContact = {
   method: 'get',
   audience: 'public',
   access: { kind: 'bearer', scope: 'contacts:export' },
+  // It gathers from every service before its first line, for as long as a large Contact takes.
+  answerDeadline: false,
   summary: 'Export everything held about a Contact (GDPR access), as JSON Lines',
   description:
     'Streams every piece of data Herald holds about the Contact: the Contact first, then each of its Events, one JSON object per line. Read the stream to its end; a stream cut short by a failure ends without its last lines, so compare the Event count with what you expect or export again.',
@@ -98,6 +100,7 @@ const erase = {
   method: 'post',
   audience: 'public',
   access: { kind: 'bearer', scope: 'contacts:erase' },
+  answerDeadline: false,
   allowedWhileSuspended: true,
   summary: 'Erase a Contact and everything about it (GDPR erasure), permanently',
   description:

@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UsageError, commandLine } from '@herald/stack/args.mjs';
-import { dataDir, ingressUrl } from '@herald/stack/config.mjs';
+import { dataDir, ingressUrl, prometheusUrl } from '@herald/stack/config.mjs';
 import { htmlReportEnv, writeTimeSeriesPng } from './report.mjs';
 
 const SCENARIOS = ['smoke', 'load', 'stress', 'spike', 'soak'];
@@ -211,6 +211,11 @@ async function main() {
     K6_NO_USAGE_REPORT: 'true',
     K6_AUTO_EXTENSION_RESOLUTION: 'false',
   };
+  // `-- --out experimental-prometheus-rw` against the local stack: its Prometheus receives the
+  // run beside the services' own metrics (a staging run names its own with this variable).
+  if (!stagingTarget() && !env.K6_PROMETHEUS_RW_SERVER_URL) {
+    env.K6_PROMETHEUS_RW_SERVER_URL = `${prometheusUrl}/api/v1/write`;
+  }
   delete env.ADMIN_TOKEN; // k6 needs only the customer keys
   const script = path.join(here, 'scenarios', `${scenario}.js`);
   const quiet = process.stdout.isTTY ? [] : ['--quiet']; // no progress bars in CI logs
@@ -242,11 +247,26 @@ async function main() {
     fs.rmSync(csvFile, { force: true });
     console.log(`chart: ${path.relative(process.cwd(), png)}`);
   }
+  // A run written to the local Prometheus must be found there.
+  const remoteWritten =
+    !stagingTarget() && k6Args.some((arg) => arg.includes('experimental-prometheus-rw'));
+  const series = remoteWritten ? await k6SeriesIn(env.K6_PROMETHEUS_RW_SERVER_URL) : null;
+  if (series !== null) console.log(`prometheus: ${series} k6 series received by remote write`);
+  const lost = series === 0 ? 1 : 0;
   recordTestResult(scenario, {
-    passed: d.passed,
-    failed: d.failed + (code !== 0 && d.failed === 0 ? 1 : 0),
+    passed: d.passed + (series ? 1 : 0),
+    failed: d.failed + (code !== 0 && d.failed === 0 ? 1 : 0) + lost,
   });
-  return code;
+  return code || lost;
+}
+
+/** How many k6_* series the Prometheus behind `writeUrl` holds now. */
+async function k6SeriesIn(writeUrl) {
+  const query = new URL('/api/v1/query', writeUrl);
+  query.searchParams.set('query', 'count({__name__=~"k6_.+"})');
+  const res = await fetch(query, { signal: AbortSignal.timeout(5000) });
+  const body = await res.json();
+  return Number(body.data?.result?.[0]?.value?.[1] ?? 0);
 }
 
 try {

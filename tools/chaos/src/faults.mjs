@@ -24,6 +24,7 @@ import { findBinaries } from '@herald/stack/system-packages.mjs';
 import { partitionOffsets } from '@herald/kafka';
 import { EVENTS_TOPIC, kafkaClient } from './oracle.mjs';
 import { RELAYS, ensureSuiteRelays, relayInTransaction, stopSuiteRelays } from './relays.mjs';
+import { SHORT_NETWORK_FAULTS, linksThroughProxy, networkFaults } from './network-faults.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -181,6 +182,9 @@ function pgCtl(args) {
  * @property {number} holdMs     how long it lasts before recovery starts
  * @property {boolean} [expectFailOpen]  the rate-limit guard may serve without a budget meanwhile:
  *   the table reports how often it did
+ * @property {import('./alerts.mjs').AlertMatcher[]} [alerts]  what it must raise in Prometheus
+ * @property {boolean} [network]  a connection made slow, cut or reset (network-faults.mjs): the
+ *   customer must see no 500 and no request left unanswered past the load's timeout
  * @property {(ctx: FaultContext) => Promise<string>} inject  resolves a note on what exactly
  *   was hit
  * @property {() => Promise<void>} [prepare]
@@ -345,9 +349,15 @@ export const faults = [
       return `auth (pid ${pid}) stopped`;
     },
   },
+  ...networkFaults,
 ];
 
 export const faultNames = faults.map((f) => f.name);
+
+/** What `npm test` runs: every crash fault and a few network faults (SHORT_NETWORK_FAULTS). */
+export const testedFaultNames = faults
+  .filter((f) => !f.network || SHORT_NETWORK_FAULTS.includes(f.name))
+  .map((f) => f.name);
 
 /**
  * Brings the stack back to how the suite found it: the services on their usual Redis, every
@@ -356,6 +366,7 @@ export const faultNames = faults.map((f) => f.name);
  */
 export async function restoreStack() {
   await servicesOnCluster(false);
+  await linksThroughProxy(false);
   await up({ build: false, quiet: true });
   await stopSuiteRelays();
   if (!(await isUp())) throw new Error('the stack is not up again');

@@ -5,8 +5,16 @@ import pg from 'pg';
 import { status } from '@herald/stack/index.mjs';
 import { newTenant } from './api.mjs';
 import { createDriver } from './driver.mjs';
-import { bringBack, faultNames, faults, restart, restoreStack } from './faults.mjs';
+import {
+  bringBack,
+  faultNames,
+  faults,
+  restart,
+  restoreStack,
+  testedFaultNames,
+} from './faults.mjs';
 import { suiteRelayNames } from './relays.mjs';
+import { alertsResolved, holdWatchingAlerts, quietAlerts } from './alerts.mjs';
 import {
   PUBLISH_DEADLINE_MS,
   allPublished,
@@ -18,7 +26,7 @@ import {
   topicEnd,
 } from './oracle.mjs';
 
-export { faultNames, restoreStack };
+export { faultNames, restoreStack, testedFaultNames };
 export { formatTable, writeResults } from './table.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -93,6 +101,7 @@ async function collateralDamage(graceMs = 20_000) {
  * @property {number | null} [recoveryMs]
  * @property {number} [seconds]
  * @property {boolean} [ok]
+ * @property {import('./alerts.mjs').AlertCheck[]} [alerts]  the alerts it must raise, as seen
  *
  * One line of the table, with the verdict and its details.
  * @typedef {RowBase & Partial<ReturnType<typeof summarize>>} Row
@@ -128,7 +137,7 @@ async function injectCycles({ fault, profile, driver, ctx, row, say }, loadEnd) 
     const note = await fault.inject(ctx);
     say(note);
     row.notes.push(note);
-    await sleep(fault.holdMs);
+    await holdWatchingAlerts(fault.holdMs, row.alerts, injectedAt, say);
     driver.mark('recovery');
     const recoveryStartedAt = Date.now();
     await (fault.recover ? fault.recover() : bringBack(fault.component));
@@ -183,13 +192,15 @@ async function readVerdict(driver, reader, tenantId, row) {
  * a fault that could not be carried out resolves a row with `error`.
  * @param {string} name one of faultNames
  * @param {{profile?: Profile, lanes?: number, ratePerSecond?: number,
- *   log?: (line: string) => void}} [options]
+ *   log?: (line: string) => void, checkAlerts?: boolean}} [options]  `checkAlerts`: false skips
+ *   the check of the fault's alerts in Prometheus (quiet before, raised, resolved after)
  * @returns {Promise<Row>}
  */
 export async function runFault(name, options = {}) {
   const fault = faults.find((f) => f.name === name);
   if (!fault) throw new Error(`unknown fault ${name}; one of: ${faultNames.join(', ')}`);
-  const { profile = profiles.short, lanes = 4, ratePerSecond = 8, log = () => {} } = options;
+  const { profile = profiles.short, lanes = 4, ratePerSecond = 8 } = options;
+  const { log = () => {}, checkAlerts = true } = options;
   /** @param {string} text */
   const say = (text) => log(`[${name}] ${text}`);
   /** @type {Row} */
@@ -215,6 +226,8 @@ export async function runFault(name, options = {}) {
     // Whatever a previous fault left down, and services older than their build, start afresh.
     await restart();
     await fault.prepare?.();
+    // What the SRE sees; minutes of waiting for alerts to clear, which `npm test` leaves out.
+    if (fault.alerts && checkAlerts) row.alerts = await quietAlerts(fault.alerts, say);
     const tenant = await newTenant(`Chaos: ${name}`);
     const kafka = kafkaClient();
     const start = await topicEnd(kafka);
@@ -235,8 +248,10 @@ export async function runFault(name, options = {}) {
     await driver.stop();
     reader = await opening;
     say('load stopped; reading PostgreSQL and Kafka');
+    const loadStoppedAt = Date.now();
     const verdict = await readVerdict(driver, reader, tenant.tenantId, row);
     Object.assign(row, summarize(driver, verdict, fault));
+    if (row.alerts) await alertsResolved(row.alerts, loadStoppedAt, say);
   } catch (err) {
     row.error = err instanceof Error ? err.message : String(err);
     say(`failed: ${row.error}`);
@@ -293,6 +308,11 @@ function summarize(driver, verdict, fault) {
     operations: totals.operations,
     eventsSent: totals.eventsSent,
     failOpen: fault.expectFailOpen ? failOpen : undefined,
+    // What a customer must never see while a connection is slow, cut or reset: a 500, or no
+    // answer within the load's attempt timeout (the answer deadline answers 503 before it).
+    customerFailures: fault.network
+      ? (totals.errors[500] ?? 0) + (totals.errors.timeout ?? 0)
+      : undefined,
     anomalies,
     verdict,
   };
@@ -307,6 +327,10 @@ export function isGood(row) {
   return (
     !row.error &&
     row.collateral.length === 0 &&
+    !row.customerFailures &&
+    (row.alerts ?? []).every(
+      (a) => a.quietBefore && a.state !== null && a.resolvedAfterS !== null,
+    ) &&
     Boolean(v) &&
     v.lost === 0 &&
     v.doubled === 0 &&

@@ -55,42 +55,7 @@ export function formatTable(rows) {
       .join('  ')
       .trimEnd();
   const out = [line(head), ...body.map(line)];
-  const details = [];
-  for (const r of rows) {
-    for (const note of r.notes ?? []) details.push(`  ${r.fault}: ${note}`);
-    if (r.failOpen) {
-      details.push(
-        `  ${r.fault}: ${r.failOpen.servedWithoutBudgetDuringFault} answer(s) served without a budget (fail open) during the fault; ${r.failOpen.servedWithBudgetAfterRecovery} with one after recovery`,
-      );
-    }
-    const v = r.verdict;
-    if (v && v.maxPublishDelayMs > 10_000) {
-      details.push(
-        `  ${r.fault}: the slowest Event reached Kafka ${seconds(v.maxPublishDelayMs)} after it could (recorded, or recovery; limit ${seconds(PUBLISH_DEADLINE_MS)})`,
-      );
-    }
-    const problems = v
-      ? v.lost +
-        v.doubled +
-        v.rejectedPresent +
-        v.duplicatesWithOtherId +
-        v.badMessageIds +
-        v.publishedNotStored +
-        v.storedNotPublished
-      : 0;
-    if (problems > 0) {
-      details.push(
-        `  ${r.fault}: lost ${v.lost} (absent from PostgreSQL ${v.lostInPostgres}, never on Kafka ${v.unpublished}, on Kafka too late ${v.publishedLate}); doubled ${v.doubled}; refused yet present ${v.rejectedPresent}; duplicates with another id ${v.duplicatesWithOtherId}; on Kafka but not stored ${v.publishedNotStored}; stored but not on Kafka ${v.storedNotPublished}; examples ${JSON.stringify(v.examples)}`,
-      );
-    }
-    if (r.error) details.push(`  ${r.fault}: ERROR ${r.error}`);
-    if (r.collateral?.length) {
-      details.push(`  ${r.fault}: FAILED: another component went down with it`);
-    }
-    if (r.anomalies?.length) {
-      details.push(`  ${r.fault}: unexpected answers: ${r.anomalies.slice(0, 5).join('; ')}`);
-    }
-  }
+  const details = rows.flatMap(faultDetails);
   return [...out, ...(details.length ? ['', ...details] : [])].join('\n');
 }
 
@@ -104,4 +69,63 @@ export function writeResults(result) {
   const file = path.join(dir, `chaos-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
   return file;
+}
+
+/**
+ * The lines under the table about one fault: its notes, what the oracle found wrong, the alerts.
+ * @param {Row} r
+ * @returns {string[]}
+ */
+function faultDetails(r) {
+  const details = [];
+  for (const note of r.notes ?? []) details.push(`  ${r.fault}: ${note}`);
+  if (r.failOpen) {
+    details.push(
+      `  ${r.fault}: ${r.failOpen.servedWithoutBudgetDuringFault} answer(s) served without a budget (fail open) during the fault; ${r.failOpen.servedWithBudgetAfterRecovery} with one after recovery`,
+    );
+  }
+  const v = r.verdict;
+  if (v && v.maxPublishDelayMs > 10_000) {
+    details.push(
+      `  ${r.fault}: the slowest Event reached Kafka ${seconds(v.maxPublishDelayMs)} after it could (recorded, or recovery; limit ${seconds(PUBLISH_DEADLINE_MS)})`,
+    );
+  }
+  const problems = v
+    ? v.lost +
+      v.doubled +
+      v.rejectedPresent +
+      v.duplicatesWithOtherId +
+      v.badMessageIds +
+      v.publishedNotStored +
+      v.storedNotPublished
+    : 0;
+  if (problems > 0) {
+    details.push(
+      `  ${r.fault}: lost ${v.lost} (absent from PostgreSQL ${v.lostInPostgres}, never on Kafka ${v.unpublished}, on Kafka too late ${v.publishedLate}); doubled ${v.doubled}; refused yet present ${v.rejectedPresent}; duplicates with another id ${v.duplicatesWithOtherId}; on Kafka but not stored ${v.publishedNotStored}; stored but not on Kafka ${v.storedNotPublished}; examples ${JSON.stringify(v.examples)}`,
+    );
+  }
+  if (r.error) details.push(`  ${r.fault}: ERROR ${r.error}`);
+  if (r.collateral?.length) {
+    details.push(`  ${r.fault}: FAILED: another component went down with it`);
+  }
+  for (const a of r.alerts ?? []) {
+    const seen = a.state
+      ? `${a.state} ${a.activeAfterS} s after the fault began, ` +
+        (a.resolvedAfterS === null
+          ? 'NOT resolved'
+          : `resolved ${a.resolvedAfterS} s after the load stopped`)
+      : 'NEVER raised';
+    details.push(
+      `  ${r.fault}: alert ${a.alert} ${seen}${a.quietBefore ? '' : ' (already active before)'}`,
+    );
+  }
+  if (r.customerFailures) {
+    details.push(
+      `  ${r.fault}: FAILED: ${r.customerFailures} answer(s) were a 500 or no answer within the attempt timeout`,
+    );
+  }
+  if (r.anomalies?.length) {
+    details.push(`  ${r.fault}: unexpected answers: ${r.anomalies.slice(0, 5).join('; ')}`);
+  }
+  return details;
 }

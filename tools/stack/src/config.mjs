@@ -53,6 +53,13 @@ export const portEnvVars = {
   kafkaController: 'HERALD_KAFKA_CONTROLLER_PORT',
   prometheus: 'HERALD_PROMETHEUS_PORT',
   traces: 'HERALD_TRACES_PORT',
+  toxiproxy: 'HERALD_TOXIPROXY_PORT',
+  kafkaLinked: 'HERALD_KAFKA_LINKED_PORT',
+  nginxStatus: 'HERALD_NGINX_STATUS_PORT',
+  postgresExporter: 'HERALD_POSTGRES_EXPORTER_PORT',
+  redisExporter: 'HERALD_REDIS_EXPORTER_PORT',
+  nginxExporter: 'HERALD_NGINX_EXPORTER_PORT',
+  kafkaExporter: 'HERALD_KAFKA_EXPORTER_PORT',
 };
 
 export const ports = Object.freeze({
@@ -66,6 +73,25 @@ export const ports = Object.freeze({
   prometheus: portFromEnv(portEnvVars.prometheus, 19090),
   /** The trace receiver (OTLP/HTTP), tools/stack/src/traces.mjs. */
   traces: portFromEnv(portEnvVars.traces, 14318),
+  /**
+   * The fault proxy's API (tools/stack/src/toxiproxy.mjs), run by the fault suite only; its links
+   * listen on the 200 ports above it, below Linux's ephemeral range (32768 up), where an outgoing
+   * connection could hold one of them.
+   */
+  toxiproxy: portFromEnv(portEnvVars.toxiproxy, 27400),
+  /**
+   * Kafka's second listener, which advertises the fault proxy's Kafka link: a client that
+   * starts there keeps talking to the broker through the link.
+   */
+  kafkaLinked: portFromEnv(portEnvVars.kafkaLinked, 29094),
+  /** nginx's stub_status, for its exporter: loopback only, beside the ingress. */
+  nginxStatus: portFromEnv(portEnvVars.nginxStatus, 18079),
+  // The backing services' exporters (tools/stack/src/exporters.mjs), each on its usual port
+  // moved into the stack's 19xxx range; Kafka's is the JMX agent inside the broker.
+  postgresExporter: portFromEnv(portEnvVars.postgresExporter, 19187),
+  redisExporter: portFromEnv(portEnvVars.redisExporter, 19121),
+  nginxExporter: portFromEnv(portEnvVars.nginxExporter, 19113),
+  kafkaExporter: portFromEnv(portEnvVars.kafkaExporter, 19308),
 });
 
 export const ingressUrl = `http://${host}:${ports.ingress}`;
@@ -81,6 +107,8 @@ export const redisClusterNodes = Array.from(
   (_, i) => `redis://${host}:${ports.redisCluster + i}`,
 ).join(',');
 export const kafkaBrokers = `${host}:${ports.kafka}`;
+/** The fault proxy's link to Kafka's LINKED listener: the first port after its API. */
+export const kafkaLinkPort = ports.toxiproxy + 1;
 /** The local Prometheus, which scrapes every process's metrics port (tools/stack/src/prometheus.mjs). */
 export const prometheusUrl = `http://${host}:${ports.prometheus}`;
 /** Where the services export their spans: the trace receiver's OTLP/HTTP endpoint. */

@@ -1,4 +1,4 @@
-// Pinned Go tools (helm, kubeconform, helm-unittest, k6), built from the Go module proxy with
+// Pinned Go tools (helm, kubeconform, helm-unittest, k6, toxiproxy), built from the Go module proxy with
 // `go install` into .herald/tools/go/bin, once: a `<name>.version` file beside each binary records
 // what was built, and a later call with the same pin returns the binary without building.
 // Node built-ins only. Usage from scripts: `const k6 = ensureGoTool('k6')`; from a shell:
@@ -14,7 +14,8 @@ import { repoRoot as root } from './config.mjs';
 
 export const goBin = path.join(root, '.herald', 'tools', 'go', 'bin');
 
-// `pkg` is what `go install` builds; the binary is named after its last path element.
+// `pkg` is what `go install` builds; the binary is named after its last path element, or
+// `binary` (then built with `go build -o` inside the module, as `inModule`).
 // `inModule`: the module's go.mod has `replace` directives, which `go install pkg@version`
 // refuses; such a module is downloaded at its pinned version and installed from inside its own
 // (read-only, checksum-verified) directory, where it is the main module and its replaces apply.
@@ -38,6 +39,16 @@ export const goTools = {
     inModule: true,
   },
   k6: { module: 'go.k6.io/k6', version: 'v1.8.1', pkg: 'go.k6.io/k6' },
+  // The fault proxy of the fault suite (tools/stack/src/toxiproxy.mjs). Its command is
+  // `cmd/server`, named here as its own Makefile names it.
+  toxiproxy: {
+    module: 'github.com/Shopify/toxiproxy/v2',
+    version: 'v2.12.0',
+    pkg: './cmd/server',
+    inModule: true,
+    binary: 'toxiproxy-server',
+    ldflags: '-X github.com/Shopify/toxiproxy/v2.Version=2.12.0',
+  },
 };
 
 // What a build depends on; a binary whose stamp differs is rebuilt.
@@ -122,7 +133,7 @@ export function ensureGoTool(name) {
   if (!tool) {
     throw new Error(`go-tools: unknown tool ${name} (known: ${Object.keys(goTools).join(', ')})`);
   }
-  const binary = path.join(goBin, path.basename(tool.pkg));
+  const binary = path.join(goBin, tool.binary ?? path.basename(tool.pkg));
   const stampFile = path.join(goBin, `${name}.version`);
   const stamp = stampOf(tool);
   if (isCurrent(binary, stampFile, stamp)) return binary;
@@ -142,7 +153,8 @@ export function ensureGoTool(name) {
       const info = JSON.parse(
         run(['mod', 'download', '-json', `${tool.module}@${tool.version}`], { env }),
       );
-      run(['install', '-mod=readonly', ...flags, tool.pkg], { env, cwd: info.Dir });
+      const build = tool.binary ? ['build', '-o', binary] : ['install'];
+      run([...build, '-mod=readonly', ...flags, tool.pkg], { env, cwd: info.Dir });
     } else {
       run(['install', ...flags, `${tool.pkg}@${tool.version}`], { env, cwd: root });
     }

@@ -50,6 +50,8 @@ import { StackError, isQuiet, say, setQuiet } from './output.mjs';
 import { ensureDir } from './files.mjs';
 import { withLock } from './lock.mjs';
 import { ensureRelays, extraRelayLogs, extraRelays } from './relays.mjs';
+import { ensureToxiproxy, faultProxyOn, stopToxiproxy } from './toxiproxy.mjs';
+import { EXPORTERS, ensureExporters, exportersStatus, stopExporters } from './exporters.mjs';
 
 export {
   MAX_EVENTS_RELAYS,
@@ -142,7 +144,11 @@ export async function up(opts = {}) {
         ['prometheus', () => ensurePrometheus(bins)],
         // Before the services, which export their spans to it from their first request.
         ['traces', () => ensureTraceReceiver()],
+        // Only for a caller that routes the services through it (the fault suite).
+        ...(faultProxyOn() ? [['toxiproxy', () => ensureToxiproxy()]] : []),
       ]);
+      // After what they export: nginx's exporter, for one, reads nginx's counters as it starts.
+      Object.assign(out, await ensureExporters(bins));
       if (!infraOnly) {
         // In parallel, except that a service waits for those it is `after` (their migrations).
         const starting = new Map();
@@ -201,6 +207,7 @@ export async function down(opts = {}) {
       await Promise.all([
         want('nginx') ? stopNginx() : null,
         want('prometheus') ? stopPrometheus() : null,
+        EXPORTERS.some((e) => want(e.name)) ? stopExporters() : null,
       ]);
       await Promise.all(
         [...stackServices, ...extraRelays()].filter((s) => want(s.name)).map((s) => stopService(s)),
@@ -209,6 +216,7 @@ export async function down(opts = {}) {
         want('kafka') ? stopKafka() : null,
         // After the services: their last spans are flushed to it as they stop.
         want('traces') ? stopTraceReceiver() : null,
+        want('toxiproxy') ? stopToxiproxy() : null,
         want('redis') ? stopRedis() : null,
         want('postgres') ? stopPostgres(bins) : null,
       ]);
@@ -231,6 +239,7 @@ export async function status() {
     nginxStatus(),
     prometheusStatus(),
     traceReceiverStatus(),
+    exportersStatus(),
     ...stackServices.map((s) => serviceStatus(s)),
     ...extraRelays().map(async (s) => {
       const row = await serviceStatus(s);

@@ -11,6 +11,7 @@ import {
   host,
   infraDir,
   kafkaBrokers,
+  kafkaLinkPort,
   logDir,
   portEnvVars,
   ports,
@@ -37,6 +38,7 @@ export const kafkaPaths = {
   pidFile: path.join(runDir, 'kafka.pid'),
   logFile: path.join(logDir, 'kafka.log'),
   log4j: path.join(infraDir, 'kafka', 'log4j2.properties'),
+  jmxExporterConfig: path.join(infraDir, 'kafka', 'jmx-exporter.yaml'),
   toolsLog4j: path.join(infraDir, 'kafka', 'tools-log4j2.properties'),
 };
 const MAIN_CLASS = 'kafka.Kafka';
@@ -46,6 +48,16 @@ const MAIN_CLASS = 'kafka.Kafka';
 
 function javaArgs(extra, log4j) {
   return [...extra, `-Dlog4j2.configurationFile=${log4j}`, '-cp', `${kafkaPaths.libs}/*`];
+}
+
+/** The JMX exporter agent among the jars (infra/kafka/pom.xml). */
+function jmxExporterJar() {
+  const jar = fs
+    .readdirSync(kafkaPaths.libs)
+    .find((f) => f.startsWith('jmx_prometheus_javaagent-'));
+  if (!jar)
+    throw new StackError(component, `no jmx_prometheus_javaagent jar in ${kafkaPaths.libs}`);
+  return path.join(kafkaPaths.libs, jar);
 }
 
 /** Copies Kafka's runtime classpath into .herald/kafka/libs when missing or the pom changed. */
@@ -92,6 +104,8 @@ function renderProperties() {
   return renderTemplate(path.join(infraDir, 'kafka', 'server.properties.template'), {
     HOST: host,
     PORT: ports.kafka,
+    LINKED_PORT: ports.kafkaLinked,
+    LINK_PORT: kafkaLinkPort,
     CONTROLLER_PORT: ports.kafkaController,
     DATA_DIR: kafkaPaths.data,
   });
@@ -141,6 +155,8 @@ export function kafkaPid() {
 async function startBroker(bins) {
   await assertPortFree(component, ports.kafka, portEnvVars.kafka);
   await assertPortFree(component, ports.kafkaController, portEnvVars.kafkaController);
+  await assertPortFree(component, ports.kafkaLinked, portEnvVars.kafkaLinked);
+  await assertPortFree(component, ports.kafkaExporter, portEnvVars.kafkaExporter);
   const major = await javaMajor(bins.java);
   if (major < 17) {
     throw new StackError(
@@ -172,6 +188,8 @@ async function startBroker(bins) {
     // Keep logging through Kafka's own shutdown hook (its last lines would be lost otherwise).
     '-Dlog4j2.shutdownHookEnabled=false',
     `-Dkafka.logs.dir=${logDir}`,
+    // The broker's metrics for Prometheus (infra/kafka/jmx-exporter.yaml), the stack's `kafka` job.
+    `-javaagent:${jmxExporterJar()}=${host}:${ports.kafkaExporter}:${kafkaPaths.jmxExporterConfig}`,
     ...extra,
   ];
   const start = () =>

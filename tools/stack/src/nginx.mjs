@@ -151,6 +151,7 @@ export function renderNginxConf() {
     ACCESS_LOG: nginxPaths.accessLog,
     TMP_DIR: nginxPaths.tmp,
     LISTEN: `${host}:${ports.ingress}`,
+    STATUS_LISTEN: `${host}:${ports.nginxStatus}`,
     UPSTREAMS: upstreams,
     ROUTES: routes,
     ALLOW_MAP: allowMapLines(),
@@ -212,6 +213,7 @@ export async function ensureNginx(bins) {
     return changed ? 'reloaded' : 'running';
   }
   await assertPortFree(component, ports.ingress, portEnvVars.ingress);
+  await assertPortFree(component, ports.nginxStatus, portEnvVars.nginxStatus);
   await testConfig(bins);
   say(`nginx: starting on ${ingressUrl}`);
   fs.rmSync(nginxPaths.pidFile, { force: true });

@@ -1,5 +1,5 @@
 // Prometheus on 127.0.0.1:19090 (Debian's package, run as a plain process): scrapes every
-// process's metrics port every 5 s and evaluates Herald's alert rules. Config, rules and the TSDB
+// process's metrics port and the backing services' exporters every 5 s and evaluates Herald's alert rules. Config, rules and the TSDB
 // live in .herald/prometheus; a changed config or rules file is reloaded (SIGHUP), changed
 // command-line flags (the port) restart it.
 import fs from 'node:fs';
@@ -21,6 +21,7 @@ import { StackError, say } from './output.mjs';
 import { ensureDir, exists, renderTemplate, writeIfChanged } from './files.mjs';
 import { cmdline, livePid, run, startDetached, stopProcess, waitFor } from './processes.mjs';
 import { assertPortFree, httpRequest } from './net.mjs';
+import { exporterTargets } from './exporters.mjs';
 
 const component = 'prometheus';
 const base = path.join(dataDir, 'prometheus');
@@ -54,6 +55,10 @@ export function renderConfig() {
   for (const s of stackServices) {
     const job = s.replicaOf ?? s.name;
     targets.set(job, [...(targets.get(job) ?? []), `${host}:${s.metricsPort}`]);
+  }
+  // The backing services, through their exporters (exporters.mjs).
+  for (const { job, target } of exporterTargets()) {
+    targets.set(job, [...(targets.get(job) ?? []), target]);
   }
   const jobs = [...targets]
     .map(
@@ -105,6 +110,9 @@ function prometheusArgs() {
     `--storage.tsdb.path=${prometheusPaths.data}`,
     `--storage.tsdb.retention.time=${RETENTION}`,
     `--web.listen-address=${host}:${ports.prometheus}`,
+    // k6's `--out experimental-prometheus-rw` writes a load test's metrics here, beside the
+    // services' (loadtest/run.mjs points it at /api/v1/write).
+    '--web.enable-remote-write-receiver',
   ];
 }
 

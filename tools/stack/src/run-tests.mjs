@@ -161,8 +161,13 @@ try {
     env,
     nodeTestCounts,
   );
-  // The k6 smoke scenario against the stack, thresholds checked (loadtest/README.md).
-  const smoke = run('npm', ['run', '-s', 'loadtest:smoke'], env);
+  // The k6 smoke scenario against the stack, thresholds checked (loadtest/README.md), its metrics
+  // written to the stack's Prometheus and found there.
+  const smoke = run(
+    'npm',
+    ['run', '-s', 'loadtest:smoke', '--', '--', '--out', 'experimental-prometheus-rw'],
+    env,
+  );
   // Schemathesis from the served OpenAPI document, two minutes (tests/fuzz/src/main.mjs).
   const fuzz = counted(
     'fuzz',

@@ -23,6 +23,7 @@ import { ensureDir, exists, newestMtime, readText, sha256 } from './files.mjs';
 import { livePid, run, sleep, startDetached, stopProcess } from './processes.mjs';
 import { assertPortFree, httpRequest } from './net.mjs';
 import { NODE_FLOOR, meetsNodeFloor } from './node-version.mjs';
+import { faultProxyOn, linkedVariables } from './toxiproxy.mjs';
 
 // ---------------------------------------------------------------------------------------------
 // Environment
@@ -78,7 +79,9 @@ export function stackVariables(name) {
     .join(',');
   // The SDK always runs: it serves the Prometheus endpoint. Spans go to the stack's trace
   // receiver; logs are exported only when OTEL_LOGS_EXPORTER in the caller's shell asks for it.
-  return { ...vars, ...tracingVariables() };
+  const all = { ...vars, ...tracingVariables() };
+  // The fault suite's stack: every connection through its own link of the fault proxy.
+  return faultProxyOn() ? linkedVariables(name, all) : all;
 }
 
 /**

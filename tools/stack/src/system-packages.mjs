@@ -62,6 +62,22 @@ const REQUIREMENTS = {
   prometheus: { find: () => which('prometheus'), apt: 'prometheus', daemon: 'prometheus' },
   // Checks the rendered config and rules before a start or reload (same package).
   promtool: { find: () => which('promtool'), apt: 'prometheus' },
+  // The backing services' exporters (exporters.mjs).
+  postgresExporter: {
+    find: () => which('prometheus-postgres-exporter'),
+    apt: 'prometheus-postgres-exporter',
+    daemon: 'prometheus-postgres-exporter',
+  },
+  redisExporter: {
+    find: () => which('prometheus-redis-exporter'),
+    apt: 'prometheus-redis-exporter',
+    daemon: 'prometheus-redis-exporter',
+  },
+  nginxExporter: {
+    find: () => which('prometheus-nginx-exporter'),
+    apt: 'prometheus-nginx-exporter',
+    daemon: 'prometheus-nginx-exporter',
+  },
 };
 
 /**

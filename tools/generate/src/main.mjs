@@ -1,5 +1,6 @@
 // `npm run generate` writes every file derived from the services' manifests
-// (services/*/src/manifest.ts, read from their build output, so it runs after the build);
+// (services/*/src/manifest.ts, read from their build output, so it runs after the build) and
+// from the service level objectives (tools/observability/src/slos.mjs);
 // `npm run generate -- --check` writes nothing and fails naming each file that is out of date.
 // A target is `{ file, render(manifests, context) }`; `render` returns the file's whole text.
 import { spawnSync } from 'node:child_process';
@@ -10,6 +11,7 @@ import prettier from 'prettier';
 import { renderApiReference } from './api-reference.mjs';
 import { dockerfile } from './dockerfile.mjs';
 import { chartProcesses, composeFile, stackRegistry } from './render.mjs';
+import { alertsWithSloGroup, k6Objectives } from '@herald/observability/slos.mjs';
 import { commandLine } from '@herald/stack/args.mjs';
 import { repoRoot as root } from '@herald/stack/config.mjs';
 
@@ -34,6 +36,12 @@ const targets = [
     render: (manifests) => renderApiReference(JSON.parse(openApiDocument(manifests))),
   },
   { file: 'README.md', render: (await import('./settings-table.mjs')).settingsTable },
+  // The service level objectives' alerts and load-test thresholds, from their one definition.
+  {
+    file: 'charts/herald/files/alerts.yaml',
+    render: (_manifests, { current }) => alertsWithSloGroup(current),
+  },
+  { file: 'loadtest/lib/slos.generated.js', render: () => k6Objectives() },
 ];
 
 function openApiDocument(manifests) {

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { commandLine } from '@herald/stack/args.mjs';
 import { repoRoot as root } from '@herald/stack/config.mjs';
+import { exporterTargets } from '@herald/stack/exporters.mjs';
 
 export const alertsTemplateFile = path.join(root, 'charts', 'herald', 'files', 'alerts.yaml');
 const valuesFile = path.join(root, 'charts', 'herald', 'values.yaml');
@@ -42,9 +43,19 @@ export function alertScope(processNames, { namespace, fullname = 'herald' } = {}
   const resources = `${fullname}-(${names})`;
   const matchers = (...more) =>
     [...(namespace === undefined ? [] : [`namespace=${quote(namespace)}`]), ...more].join(',');
+  const herald =
+    namespace === undefined ? `job=~${quote(names)}` : matchers(`service=~${quote(resources)}`);
+  // Outside Kubernetes the backing services' exporters are scraped beside Herald (the local
+  // stack's jobs postgres, redis, nginx, kafka); in a cluster they are watched where they run.
+  const backing = exporterTargets()
+    .map((t) => t.job)
+    .sort();
   return {
-    herald:
-      namespace === undefined ? `job=~${quote(names)}` : matchers(`service=~${quote(resources)}`),
+    herald,
+    targets:
+      namespace === undefined
+        ? `job=~${quote([...processNames, ...backing].sort().join('|'))}`
+        : herald,
     pods: matchers(`pod=~${quote(`${resources}-${NAME_SUFFIX}{1,10}-${NAME_SUFFIX}{5}`)}`),
     deployments: matchers(`deployment=~${quote(resources)}`),
   };

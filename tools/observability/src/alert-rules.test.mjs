@@ -17,6 +17,7 @@ import {
   writeAlertRules,
 } from './alert-rules.mjs';
 import { repoRoot as root } from '@herald/stack/config.mjs';
+import { SLOS, checkedSlos } from './slos.mjs';
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-alert-rules-test-'));
 after(() => fs.rmSync(scratch, { recursive: true, force: true }));
@@ -35,7 +36,35 @@ test('when rendered plainly, then every rule is an alert with severity, summary,
     assert.equal(rule.annotations.runbook_url, `docs/runbooks/${rule.alert}.md`);
     assert.match(rule.for, /^\d+m$/);
   }
-  assert.equal(new Set(alerts.map((r) => r.alert)).size, alerts.length, 'alert names are unique');
+  // One name per alert, except the error-budget burns: one name, told apart by their labels.
+  const identity = (r) =>
+    r.alert === 'HeraldErrorBudgetBurn'
+      ? `${r.alert} ${r.labels.slo} ${r.labels.sli} ${r.labels.window}`
+      : r.alert;
+  assert.equal(new Set(alerts.map(identity)).size, alerts.length, 'alerts are told apart');
+});
+
+test('when the objectives are rendered, then each objective and indicator has a 1 h and a 6 h burn alert', async () => {
+  const burns = (await rules()).filter((r) => r.alert === 'HeraldErrorBudgetBurn');
+  const expected = SLOS.flatMap((slo) =>
+    ['availability', 'latency'].flatMap((sli) =>
+      ['1h', '6h'].map((w) => `${slo.name} ${sli} ${w}`),
+    ),
+  );
+  assert.deepEqual(
+    burns.map((r) => `${r.labels.slo} ${r.labels.sli} ${r.labels.window}`).sort(),
+    expected.sort(),
+  );
+  assert.deepEqual(
+    burns.filter((r) => r.labels.window === '1h').map((r) => r.labels.severity),
+    Array(SLOS.length * 2).fill('critical'),
+  );
+});
+
+test('when an objective names a latency that is no bucket boundary, then it is refused', () => {
+  const slo = { ...SLOS[0], latency: { seconds: 0.3, ratio: 0.99 } };
+  assert.throws(() => checkedSlos([slo]), /0.3 s is not a bucket boundary/);
+  assert.throws(() => checkedSlos([SLOS[0], SLOS[0]]), /defined twice/);
 });
 
 test('when an alert exists, then its runbook exists and the runbook index and metrics.md link it', async () => {
@@ -70,14 +99,15 @@ function catalogue() {
   return families;
 }
 
-test('when an expression names a metric, then docs/metrics.md lists it (or it is kube-state-metrics)', async () => {
+test('when an expression names a metric, then docs/metrics.md lists it (or it is kube-state-metrics or up)', async () => {
   const families = catalogue();
   assert.ok(families.get('http_server_request_duration') === 'histogram', 'the catalogue parses');
   for (const rule of await rules()) {
     const names = [...rule.expr.matchAll(/([a-z_][a-z0-9_]*)\s*\{/g)].map((m) => m[1]);
     assert.ok(names.length > 0, rule.alert);
     for (const name of names) {
-      if (name.startsWith('kube_')) continue;
+      // kube-state-metrics' series, and Prometheus's own scrape health
+      if (name.startsWith('kube_') || name === 'up') continue;
       const histogram = /^(.*)_(bucket|count|sum)$/.exec(name);
       const listed =
         families.has(name) || (histogram && families.get(histogram[1]) === 'histogram');
@@ -86,15 +116,17 @@ test('when an expression names a metric, then docs/metrics.md lists it (or it is
   }
 });
 
-test('when rendered plainly, then Herald series are selected by job; for a release, by its namespace and Services', async () => {
+test('when rendered plainly, then Herald series are selected by job, scrape targets with the exporters; for a release, by its namespace and Services', async () => {
   const processes = ['events', 'auth', 'events-relay'];
   assert.deepEqual(alertScope(processes), {
     herald: 'job=~"auth|events|events-relay"',
+    targets: 'job=~"auth|events|events-relay|kafka|nginx|postgres|redis"',
     pods: 'pod=~"herald-(auth|events|events-relay)-[bcdfghjklmnpqrstvwxz2456789]{1,10}-[bcdfghjklmnpqrstvwxz2456789]{5}"',
     deployments: 'deployment=~"herald-(auth|events|events-relay)"',
   });
   const release = alertScope(processes, { namespace: 'prod', fullname: 'eu-herald' });
   assert.equal(release.herald, 'namespace="prod",service=~"eu-herald-(auth|events|events-relay)"');
+  assert.equal(release.targets, release.herald);
   assert.match(release.pods, /^namespace="prod",pod=~"eu-herald-\(/);
   assert.equal(
     release.deployments,

@@ -34,15 +34,8 @@ const CONNECTIONS = {
     what: 'events service ↔ PostgreSQL',
     component: 'postgres',
     links: () => [linkName('events', 'postgres')],
-    // Event requests answered 503: the events objective's availability budget burns.
-    alerts: {
-      partition: [
-        { alertname: 'HeraldErrorBudgetBurn', slo: 'events', sli: 'availability', window: '1h' },
-      ],
-      'partition-3m': [
-        { alertname: 'HeraldErrorBudgetBurn', slo: 'events', sli: 'availability', window: '1h' },
-      ],
-    },
+    // Three minutes of Event requests answered 503: the events process's 5xx ratio.
+    alerts: { 'partition-3m': [{ alertname: 'HeraldHttpErrorRatioHigh', job: 'events' }] },
   },
   'events-contacts': {
     what: 'events service ↔ contacts service',

@@ -3,10 +3,12 @@
 import { UsageError, commandLine, positiveInteger } from '@herald/stack/args.mjs';
 import { down, ingressUrl, isUp, up } from '@herald/stack/index.mjs';
 import { formatVerdict, runRestoreDrill } from './restore.mjs';
+import { formatDiskFull, runDiskFullDrill } from './disk-full.mjs';
 
-const DRILLS = ['restore'];
+const DRILLS = ['restore', 'disk-full'];
 
 const USAGE = `Usage: npm run drill -- restore [--seconds N] [--no-build]
+       npm run drill -- disk-full [--no-build]
 
 restore: records Events for a fresh Tenant's Contact through the ingress while pg_basebackup
 (-X stream) copies the stack's PostgreSQL into <data dir>/drills/, starts a second PostgreSQL on
@@ -14,6 +16,11 @@ the copy and the events service on its herald_events, and reads the Contact's ex
 Every Event answered 202 before the backup started must be in it once; none may be in it twice.
 Prints the counts, deletes the copy, and exits 1 when an Event is missing or doubled, or when
 none was answered before the backup started.
+
+disk-full (as root): a PostgreSQL of its own on a 160 MiB tmpfs, with the events service and a
+relay on it, records Events until the filesystem is full, then frees it. Recording must answer
+503 meanwhile (no 500, no hang), every Event answered 202 must be stored once, recording must come
+back without restarting a service, and the relay must publish the backlog.
 
   --seconds N     seconds of load before the backup starts, and again after it ends (default 4)
   --no-build      do not build before starting the stack
@@ -50,13 +57,19 @@ const { started } = (await isUp())
 log(`${positionals[0]} drill against ${ingressUrl}`);
 let ok = false;
 try {
-  const result = await runRestoreDrill({ seconds: Number(values.seconds), log });
-  if (result.anomalies.length > 0) log(`unexpected answers: ${result.anomalies.join('; ')}`);
-  console.log(`\n${formatVerdict(result.verdict)}`);
-  ok = result.verdict.ok;
+  if (positionals[0] === 'disk-full') {
+    const result = await runDiskFullDrill({ log });
+    console.log(`\n${formatDiskFull(result)}`);
+    ok = result.ok;
+  } else {
+    const result = await runRestoreDrill({ seconds: Number(values.seconds), log });
+    if (result.anomalies.length > 0) log(`unexpected answers: ${result.anomalies.join('; ')}`);
+    console.log(`\n${formatVerdict(result.verdict)}`);
+    ok = result.verdict.ok;
+  }
 } catch (err) {
   console.error(
-    `\nrestore drill: could not be carried out: ${err instanceof Error ? err.stack : err}`,
+    `\n${positionals[0]} drill: could not be carried out: ${err instanceof Error ? err.stack : err}`,
   );
 } finally {
   if (started.length > 0) await down({ only: started, quiet: true });

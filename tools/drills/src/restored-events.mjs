@@ -30,22 +30,26 @@ function packageDir(file) {
 }
 
 /**
- * Starts the events service on `databaseUrl`; resolves once its /readyz answers 200. Its stop
- * (SIGTERM to its process group) is in `undo` from before it starts: a process that never became
- * ready is still running, and its pid file names it.
- * @param {{ databaseUrl: string, logFile: string, pidFile: string }} options
- * @param {import('./restore.mjs').Undo} undo
+ * Starts the events service (or another process of the registry, `name`) on `databaseUrl`;
+ * resolves once its /readyz answers 200. Its stop (SIGTERM to its process group) is in `undo`
+ * from before it starts: a process that never became ready is still running, and its pid file
+ * names it.
+ * @param {{ databaseUrl: string, logFile: string, pidFile: string, name?: string }} options
+ * @param {import('./undo.mjs').Undo} undo
  * @returns {Promise<string>} its URL
  */
-export async function startRestoredEvents({ databaseUrl, logFile, pidFile }, undo) {
-  const service = findService('events');
+export async function startRestoredEvents(
+  { databaseUrl, logFile, pidFile, name = 'events' },
+  undo,
+) {
+  const service = findService(name);
   if (!fs.existsSync(service.entryPath)) {
     throw new Error(`${service.entry} is not built: run \`npm run build\``);
   }
   const [port, metricsPort] = [await freePort(), await freePort()];
   const url = `http://${host}:${port}`;
   const env = {
-    ...serviceEnv('events'),
+    ...serviceEnv(name),
     PORT: String(port),
     METRICS_PORT: String(metricsPort),
     DATABASE_URL: databaseUrl,
@@ -63,14 +67,14 @@ export async function startRestoredEvents({ databaseUrl, logFile, pidFile }, und
   });
   const started = startDetached({
     component: 'restore drill',
-    label: 'the events service on the restored database',
+    label: `${name} on ${databaseUrl}`,
     cmd: process.execPath,
     args: [...service.nodeArgs, service.entryPath],
     cwd: packageDir(service.entryPath),
     env,
     logFile,
     pidFile,
-    banner: `the events service on ${databaseUrl}`,
+    banner: `${name} on ${databaseUrl}`,
     ready,
     timeoutMs: 60_000,
     timeoutMessage: `${url}/readyz did not answer 200 within 60 s`,

@@ -20,7 +20,7 @@ import { findBinaries } from '@herald/stack/system-packages.mjs';
  * @property {string} endLsn     the manifest's last WAL range's End-LSN: recovery replays to it
  * @property {number} bytes      the size of what was copied
  *
- * @typedef {import('./restore.mjs').Undo} Undo
+ * @typedef {import('./undo.mjs').Undo} Undo
  *
  * @typedef {object} RestoredServer
  * @property {number} port
@@ -181,11 +181,12 @@ export async function takeBaseBackup(dir, undo) {
  * @param {string} dir
  * @param {string} logFile
  * @param {Undo} undo
+ * @param {number} [port]  its port (default: a free one)
  * @returns {Promise<RestoredServer>}
  */
-export async function startRestoredServer(dir, logFile, undo) {
+export async function startRestoredServer(dir, logFile, undo, port = undefined) {
   const bin = postgresBin();
-  const port = await freePort();
+  port ??= await freePort();
   const pgCtl = (/** @type {string[]} */ args, /** @type {boolean} */ detached) =>
     run(path.join(bin, 'pg_ctl'), ['-D', dir, ...args], {
       asUser: osUser()?.name,
@@ -212,4 +213,34 @@ export async function startRestoredServer(dir, logFile, undo) {
     databaseUrl: (database) =>
       `postgres://${postgresUser}@${host}:${port}/${encodeURIComponent(database)}`,
   };
+}
+
+/**
+ * A new, empty cluster in `dir` (initdb, as PostgreSQL's OS user), with the stack's superuser
+ * trusted on loopback and `settings` appended to its postgresql.conf.
+ * @param {string} dir
+ * @param {string[]} settings  lines such as `max_wal_size = 48MB`
+ */
+export async function initCluster(dir, settings = []) {
+  const bin = postgresBin();
+  const asUser = osUser()?.name;
+  await run(
+    path.join(bin, 'initdb'),
+    ['-D', dir, '-U', postgresUser, '--auth=trust', '-E', 'UTF8', '--no-sync'],
+    { asUser, env: pgEnv(), cwd: path.dirname(dir), timeoutMs: 120_000 },
+  );
+  fs.appendFileSync(path.join(dir, 'postgresql.conf'), `\n${settings.join('\n')}\n`);
+}
+
+/**
+ * A database on a server the drill started.
+ * @param {number} port
+ * @param {string} database
+ */
+export async function createDatabase(port, database) {
+  await run(
+    path.join(postgresBin(), 'createdb'),
+    ['-h', host, '-p', String(port), '-U', postgresUser, database],
+    { env: pgEnv(), timeoutMs: 60_000 },
+  );
 }

@@ -369,3 +369,17 @@ begin
   return next;
 end
 $$;
+
+-- batch_deadline (migration 022): raises 08000 when the call reaches the database after
+-- p_not_after; record-batch.ts makes both batch calls depend on it (see BATCH_STATEMENTS).
+create or replace function batch_deadline(p_not_after timestamptz) returns float8
+language plpgsql volatile as $$
+begin
+  if p_not_after is not null and clock_timestamp() > p_not_after then
+    raise exception 'the recording call reached the database % after its deadline',
+      clock_timestamp() - p_not_after
+      using errcode = '08000';
+  end if;
+  return 0;
+end
+$$;

@@ -112,7 +112,8 @@ async function callAndRollBack(
       o_code: string | null;
     }>({
       ...statement,
-      values: batchValues(requests, { windowMs: WINDOW_MS, wait: false, topic: TOPIC }),
+      // No deadline: the call is checked below (batch_deadline).
+      values: [...batchValues(requests, { windowMs: WINDOW_MS, wait: false, topic: TOPIC }), null],
     });
     const answers = rows.map((r) => ({
       status: r.o_status,
@@ -323,5 +324,81 @@ describe('recordBatch', () => {
       await pool.query(`drop function ${fn}()`);
       await pool.query(`drop table ${fn}_calls`);
     }
+  });
+});
+
+describe('the deadline of a recording call (batch_deadline)', () => {
+  const call = (requests: BatchRequest[], notAfter: Date | null) =>
+    pool.query({
+      ...BATCH_STATEMENTS.atOnce,
+      values: [
+        ...batchValues(requests, { windowMs: WINDOW_MS, wait: false, topic: TOPIC }),
+        notAfter?.toISOString() ?? null,
+      ],
+    });
+  const stored = async (tenant: string) =>
+    Number(
+      (
+        await pool.query<{ n: string }>('select count(*) as n from events where tenant_id = $1', [
+          tenant,
+        ])
+      ).rows[0]!.n,
+    );
+
+  it('when a call reaches the database after its deadline, then it fails with 08000 (a 503) and writes nothing', async () => {
+    const tenant = randomUUID();
+    const requests = [request(tenant, [{ contactId: randomUUID(), dedupKey: 'late' }])];
+
+    const late = call(requests, new Date(Date.now() - 1_000));
+
+    await expect(late).rejects.toMatchObject({ code: '08000' });
+    expect(await stored(tenant)).toBe(0);
+    const claims = await pool.query('select 1 from dedup_claims where tenant_id = $1', [tenant]);
+    expect(claims.rowCount).toBe(0);
+  });
+
+  it('when a call arrives before its deadline, or has none, then it records', async () => {
+    const tenant = randomUUID();
+    await call([request(tenant, [{ contactId: randomUUID() }])], new Date(Date.now() + 5_000));
+    await call([request(tenant, [{ contactId: randomUUID() }])], null);
+    expect(await stored(tenant)).toBe(2);
+  });
+
+  it('when recordBatch has had an answer, then it sends its calls with a deadline of the server clock', async () => {
+    const tenant = randomUUID();
+    const options = { windowMs: WINDOW_MS, wait: false, topic: TOPIC };
+    const sent: unknown[][] = [];
+    // The pool as it is, but each connection it hands out notes the values it is sent.
+    const spy = new Proxy(pool, {
+      get(target, prop) {
+        if (prop === 'connect') {
+          return async () => {
+            const client = await target.connect();
+            const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+            // For this checkout only: the connection goes back to the pool as it came.
+            client.query = ((...args: unknown[]) => {
+              const values = (args[0] as { values?: unknown[] } | null)?.values;
+              if (values) sent.push(values);
+              client.query = query as typeof client.query;
+              return query(...args);
+            }) as typeof client.query;
+            return client;
+          };
+        }
+        const value: unknown = Reflect.get(target, prop);
+        return typeof value === 'function'
+          ? (value as (...a: unknown[]) => unknown).bind(target)
+          : value;
+      },
+    });
+    for (let i = 0; i < 2; i += 1) {
+      await recordBatch(spy, [request(tenant, [{ contactId: randomUUID() }])], options);
+    }
+    expect(await stored(tenant)).toBe(2);
+    // None before the first answer; then the server's clock plus 5 s.
+    expect(sent[0]?.at(-1)).toBeNull();
+    const deadline = sent.at(-1)?.at(-1);
+    expect(typeof deadline).toBe('string');
+    expect(Math.abs(Date.parse(deadline as string) - (Date.now() + 5_000))).toBeLessThan(3_000);
   });
 });

@@ -146,12 +146,20 @@ export const BATCH_PARAMETERS = [
 
 type BatchParameter = (typeof BATCH_PARAMETERS)[number]['name'];
 
+/**
+ * A call of `fn` that first checks its deadline (batch_deadline, migration 022, the parameter
+ * after BATCH_PARAMETERS): the batch's first argument is made to depend on the check's result, so
+ * the check runs before the batch, and a call that arrives late records nothing.
+ */
 const call = (fn: string) =>
-  `select * from ${fn}(${BATCH_PARAMETERS.map((p, i) =>
-    'joined' in p
-      ? `string_to_array($${i + 1}::text, chr(1), chr(2))::${p.type}`
-      : `$${i + 1}::${p.type}`,
-  ).join(', ')})`;
+  `select b.* from batch_deadline($${BATCH_PARAMETERS.length + 1}::timestamptz) as d(zero), ` +
+  `lateral ${fn}(${BATCH_PARAMETERS.map((p, i) => {
+    const value =
+      'joined' in p
+        ? `string_to_array($${i + 1}::text, chr(1), chr(2))::${p.type}`
+        : `$${i + 1}::${p.type}`;
+    return i === 0 ? `${value} + d.zero` : value;
+  }).join(', ')}) as b`;
 
 /**
  * The two batch functions, same arguments and same answer, as named statements: each connection
@@ -160,15 +168,52 @@ const call = (fn: string) =>
 export const BATCH_STATEMENTS = {
   /** The whole batch in a few statements, no subtransaction per request (migration 007). */
   atOnce: {
-    name: 'events.record_events_batch_at_once.1',
+    name: 'events.record_events_batch_at_once.2',
     text: call('record_events_batch_at_once'),
   },
   /**
    * Each request in its own subtransaction (migration 006): after the call at once failed, it
    * finds the request that fails and records the others, in one transaction still.
    */
-  eachApart: { name: 'events.record_events_batch.3', text: call('record_events_batch') },
+  eachApart: { name: 'events.record_events_batch.4', text: call('record_events_batch') },
 };
+
+/**
+ * How late a recording call may reach the database: well inside the dedup window (60 s), so
+ * that every copy of a request resent within the window is written within it, or not at all.
+ */
+export const BATCH_DELIVERY_DEADLINE_MS = 5_000;
+
+/**
+ * The database server's clock as seen from here: each call's answer says when its transaction
+ * began on the server (now()), which is this process's send time plus the server's offset plus
+ * the time on the way. The smallest of the recent samples is the offset (with the quickest way
+ * there); a delayed answer only makes a sample larger. No estimate before the first answer.
+ */
+export class ServerClock {
+  private readonly samples: number[] = [];
+
+  note(sentAtMs: number, serverNow: Date): void {
+    this.samples.push(serverNow.getTime() - sentAtMs);
+    if (this.samples.length > 64) this.samples.shift();
+  }
+
+  /** The server's time when this process's clock reads `localMs`, or null before any answer. */
+  serverTime(localMs: number): Date | null {
+    if (this.samples.length === 0) return null;
+    return new Date(localMs + Math.min(...this.samples));
+  }
+}
+
+const clocks = new WeakMap<Pool, ServerClock>();
+function clockOf(pool: Pool): ServerClock {
+  let clock = clocks.get(pool);
+  if (!clock) {
+    clock = new ServerClock();
+    clocks.set(pool, clock);
+  }
+  return clock;
+}
 
 /**
  * Failures that are the batch's, not one request's: record_events_batch raises them too (Node
@@ -178,7 +223,7 @@ function failsAnyBatch(code: string): boolean {
   return (
     code === RETRYABLE.deadlock ||
     code === RETRYABLE.serializationFailure ||
-    ['53', '57', '58', 'XX'].includes(code.slice(0, 2))
+    ['08', '53', '57', '58', 'XX'].includes(code.slice(0, 2))
   );
 }
 
@@ -304,11 +349,20 @@ export async function recordBatch(
   requests: readonly BatchRequest[],
   options: { windowMs: number; wait: boolean; topic: string; links?: Link[] | undefined },
 ): Promise<BatchResult> {
-  const values = batchValues(requests, options);
+  const clock = clockOf(pool);
+  const batch = batchValues(requests, options);
+  let sentAt = 0;
   const run = (statement: { name: string; text: string }) =>
-    withStatement(pool, (client) => client.query<ResultRow>({ ...statement, values }), {
-      links: options.links,
-    });
+    withStatement(
+      pool,
+      (client) => {
+        sentAt = Date.now();
+        const notAfter = clock.serverTime(sentAt + BATCH_DELIVERY_DEADLINE_MS);
+        const values = [...batch, notAfter && postgresTimestamp(notAfter)];
+        return client.query<ResultRow>({ ...statement, values });
+      },
+      { links: options.links },
+    );
   // A failure of the call at once wrote nothing: the same batch then runs request by request.
   const { rows } = await run(BATCH_STATEMENTS.atOnce).catch((err: unknown) => {
     const code = sqlState(err);
@@ -319,6 +373,7 @@ export async function recordBatch(
   if (done?.o_status !== 'done' || rows.length !== requests.length + 1) {
     throw new Error('record_events_batch answered an unexpected result');
   }
+  clock.note(sentAt, done.o_received_at);
   return {
     remainingMs: done.o_remaining_ms ?? 0,
     requests: rows.slice(0, -1).map((row): RequestResult => {

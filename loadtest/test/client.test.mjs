@@ -69,7 +69,7 @@ function fakeHerald() {
         case 'unauthorized-always':
           return reply(res, 401, {}, { code: 'unauthenticated' });
         case 'no-answer-once':
-          if (first) return setTimeout(() => reply(res, 202), 6000); // past REQUEST_TIMEOUT (3s)
+          if (first) return setTimeout(() => reply(res, 202), 12_000); // past REQUEST_TIMEOUT (5s)
           return reply(res, 202);
         case 'unavailable-once':
           return first
@@ -120,7 +120,7 @@ test('when Herald misbehaves, then the client waits, refreshes and resends as a 
       CLIENT_ID,
       CLIENT_SECRET,
       // Long enough that a busy machine never times out an answer the fake gives at once.
-      REQUEST_TIMEOUT: '3s',
+      REQUEST_TIMEOUT: '5s',
       TOKEN_REFRESH_MARGIN_S: '60',
       TOKEN_REFRESH_JITTER_S: '0',
       MAX_RESENDS: '2',

@@ -301,7 +301,7 @@ describe('the dashboards as files', () => {
 });
 
 describe("the stack's Prometheus", () => {
-  it('when it is asked for its targets, then it scrapes every process of the registry, each under its own name, and every one is up', async () => {
+  it("when it is asked for its targets, then it scrapes every process of the registry and the backing services' exporters, each under its own name, and every one is up", async () => {
     interface Targets {
       activeTargets: Array<{ labels: Record<string, string>; health: string; lastError: string }>;
     }
@@ -312,7 +312,9 @@ describe("the stack's Prometheus", () => {
       if (targets.length > 0 && targets.every((t) => t.health !== 'unknown')) break;
       await sleep(500);
     }
-    expect(targets.map((t) => t.labels.job).sort()).toEqual([...processes].sort());
+    // PostgreSQL, Redis and nginx through Debian's exporters, Kafka through its JMX agent.
+    const backing = ['kafka', 'nginx', 'postgres', 'redis'];
+    expect(targets.map((t) => t.labels.job).sort()).toEqual([...processes, ...backing].sort());
     expect(
       targets.filter((t) => t.health !== 'up').map((t) => `${t.labels.job}: ${t.lastError}`),
     ).toEqual([]);

@@ -23,7 +23,7 @@ import { ensureDir, exists, newestMtime, readText, sha256 } from './files.mjs';
 import { livePid, run, sleep, startDetached, stopProcess } from './processes.mjs';
 import { assertPortFree, httpRequest } from './net.mjs';
 import { NODE_FLOOR, meetsNodeFloor } from './node-version.mjs';
-import { faultProxyOn, linkedVariables } from './toxiproxy.mjs';
+import { faultProxyOn, isLinkedVariable, linkedVariables } from './toxiproxy.mjs';
 
 // ---------------------------------------------------------------------------------------------
 // Environment
@@ -131,8 +131,10 @@ export function serviceEnv(name, base = process.env) {
   const env = { ...base };
   const listed = serviceSecrets(findService(name));
   for (const secret of Object.keys(stackSecrets)) if (!listed.includes(secret)) delete env[secret];
+  const linked = faultProxyOn();
   for (const [k, v] of Object.entries(stackVariables(name))) {
-    if (PER_SERVICE.has(k) || env[k] === undefined || env[k] === '') env[k] = v;
+    const forced = PER_SERVICE.has(k) || (linked && isLinkedVariable(k));
+    if (forced || env[k] === undefined || env[k] === '') env[k] = v;
   }
   return env;
 }

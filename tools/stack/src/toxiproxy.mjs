@@ -102,6 +102,24 @@ function throughLink(url, caller, upstream) {
 }
 
 /**
+ * The variables linkedVariables rewrites: while the links are on they win over the caller's own
+ * (the test runner sets REDIS_URL and KAFKA_BROKERS for its tests, which the processes would
+ * otherwise take, straight past the proxy).
+ * @param {string} key
+ */
+export function isLinkedVariable(key) {
+  return (
+    [
+      'DATABASE_URL',
+      'REDIS_URL',
+      'KAFKA_BROKERS',
+      'AUTH_JWKS_URL',
+      'CONTACT_DATA_SERVICES',
+    ].includes(key) || key.startsWith('SERVICE_URL_')
+  );
+}
+
+/**
  * A process's stack variables with every connection routed through its links: DATABASE_URL,
  * REDIS_URL, KAFKA_BROKERS, the SERVICE_URL_* of the services it calls, AUTH_JWKS_URL and
  * CONTACT_DATA_SERVICES.

@@ -5,9 +5,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { freeLoopbackPort } from '@herald/testing';
 import {
   INGRESS,
   admin,
@@ -43,14 +43,6 @@ const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 const TOKEN_TTL_SECONDS = 900;
 const SKEW_SECONDS = 300;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 const children: ChildProcess[] = [];
 
 /**
@@ -60,7 +52,7 @@ const children: ChildProcess[] = [];
  */
 async function skewedService(name: string, offset: string): Promise<string> {
   const service = findService(name);
-  const [port, metricsPort] = [await freePort(), await freePort()];
+  const [port, metricsPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
   const child = spawn(process.execPath, [...service.nodeArgs, service.entryPath], {
     cwd: path.resolve(path.dirname(service.entryPath), '..'),
     env: {

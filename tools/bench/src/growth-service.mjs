@@ -5,11 +5,10 @@
 // for publishing lag (RECORDING_PUBLISH_LAG_LIMIT_MS=0); its upkeep runs once, at its start.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { dataDir, host, serviceEnv, services } from '@herald/stack/index.mjs';
 import { tailFile } from '@herald/stack/files.mjs';
-import { httpRequest } from '@herald/stack/net.mjs';
+import { freePort, httpRequest } from '@herald/stack/net.mjs';
 import { startDetached, stopProcess } from '@herald/stack/processes.mjs';
 import { stats } from './lib.mjs';
 
@@ -18,18 +17,6 @@ import { stats } from './lib.mjs';
  * @typedef {{ url: string, pid: number, callerToken: string, logFile: string,
  *   stop: () => Promise<void> }} EventsProcess
  */
-
-/** A loopback port nothing listens on now. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen({ port: 0, host }, () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /**
  * Starts the events service on `databaseUrl`; resolves once its /readyz answers 200. Its internal

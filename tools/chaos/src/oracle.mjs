@@ -14,9 +14,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const eventsDatabaseUrl = () => databaseUrl('herald_events');
 
-export function kafkaClient(clientId = 'herald-chaos') {
+/** A client of the stack's Kafka, or of the node at `brokers`. */
+export function kafkaClient(clientId = 'herald-chaos', brokers = kafkaBrokers) {
   return createKafka({
-    brokers: kafkaBrokers
+    brokers: brokers
       .split(',')
       .map((b) => b.trim())
       .filter(Boolean),

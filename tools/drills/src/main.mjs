@@ -4,11 +4,13 @@ import { UsageError, commandLine, positiveInteger } from '@herald/stack/args.mjs
 import { down, ingressUrl, isUp, up } from '@herald/stack/index.mjs';
 import { formatVerdict, runRestoreDrill } from './restore.mjs';
 import { formatDiskFull, runDiskFullDrill } from './disk-full.mjs';
+import { formatKafkaDiskFull, runKafkaDiskFullDrill } from './kafka-disk-full.mjs';
 
-const DRILLS = ['restore', 'disk-full'];
+const DRILLS = ['restore', 'disk-full', 'kafka-disk-full'];
 
 const USAGE = `Usage: npm run drill -- restore [--seconds N] [--no-build]
        npm run drill -- disk-full [--no-build]
+       npm run drill -- kafka-disk-full [--no-build]
 
 restore: records Events for a fresh Tenant's Contact through the ingress while pg_basebackup
 (-X stream) copies the stack's PostgreSQL into <data dir>/drills/, starts a second PostgreSQL on
@@ -21,6 +23,13 @@ disk-full (as root): a PostgreSQL of its own on a 160 MiB tmpfs, with the events
 relay on it, records Events until the filesystem is full, then frees it. Recording must answer
 503 meanwhile (no 500, no hang), every Event answered 202 must be stored once, recording must come
 back without restarting a service, and the relay must publish the backlog.
+
+kafka-disk-full (as root): a Kafka node of its own with its log directory on a 96 MiB tmpfs, and
+the events service and a relay on a PostgreSQL of the drill's own, the relay publishing to that
+node. Records Events until Kafka's disk is full, and 5 s more; then frees space and starts Kafka
+again if it stopped. Recording must answer 202 throughout, every Event answered 202 must be stored
+once and reach Kafka, and the relay must publish the backlog without a restart; copies on Kafka
+beyond the first are counted.
 
   --seconds N     seconds of load before the backup starts, and again after it ends (default 4)
   --no-build      do not build before starting the stack
@@ -60,6 +69,10 @@ try {
   if (positionals[0] === 'disk-full') {
     const result = await runDiskFullDrill({ log });
     console.log(`\n${formatDiskFull(result)}`);
+    ok = result.ok;
+  } else if (positionals[0] === 'kafka-disk-full') {
+    const result = await runKafkaDiskFullDrill({ log });
+    console.log(`\n${formatKafkaDiskFull(result)}`);
     ok = result.ok;
   } else {
     const result = await runRestoreDrill({ seconds: Number(values.seconds), log });

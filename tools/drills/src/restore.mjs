@@ -4,14 +4,12 @@
 // export reads them. Everything it starts (the second server, the events process) it stops, and
 // its scratch folder it deletes, also when it fails or is interrupted; the stack's own processes
 // it only reads from and records Events into, for a Tenant of its own.
-import fs from 'node:fs';
 import path from 'node:path';
-import { dataDir } from '@herald/stack/config.mjs';
 import { createDrillLoad } from './load.mjs';
-import { makeScratch, startRestoredServer, takeBaseBackup } from './restored-postgres.mjs';
-import { exportContactEvents, startRestoredEvents } from './restored-events.mjs';
+import { startRestoredServer, takeBaseBackup } from './restored-postgres.mjs';
+import { exportContactEvents, startServiceOn } from './restored-events.mjs';
 import { formatVerdict, judge } from './verdict.mjs';
-import { createUndo, undoOnSignal } from './undo.mjs';
+import { inScratch } from './undo.mjs';
 
 export { formatVerdict };
 
@@ -60,15 +58,7 @@ async function backupUnderLoad(load, scratch, seconds, undo, log) {
  * @returns {Promise<RestoreDrillResult>}
  */
 export async function runRestoreDrill({ seconds = 4, log = () => {} } = {}) {
-  const drills = path.join(dataDir, 'drills');
-  const scratch = path.join(drills, `restore-${new Date().toISOString().replace(/[:.]/g, '-')}`);
-  const undo = createUndo(log);
-  const removeHandlers = undoOnSignal(undo, log);
-  try {
-    undo.push(() => fs.rmSync(scratch, { recursive: true, force: true }));
-    // Traversable by PostgreSQL's OS user, who owns the scratch folder inside.
-    fs.mkdirSync(drills, { recursive: true, mode: 0o755 });
-    makeScratch(scratch);
+  return inScratch('restore', log, async (scratch, undo) => {
     const load = await createDrillLoad();
     undo.push(() => load.stop());
     log(`Tenant ${load.tenantId}, Contact ${load.contactId}: recording Events through the ingress`);
@@ -80,7 +70,7 @@ export async function runRestoreDrill({ seconds = 4, log = () => {} } = {}) {
     log(
       `restored PostgreSQL on port ${server.port}, answering after ${recoverySeconds.toFixed(1)} s`,
     );
-    const eventsUrl = await startRestoredEvents(
+    const eventsUrl = await startServiceOn(
       {
         databaseUrl: server.databaseUrl('herald_events'),
         logFile: path.join(scratch, 'events.log'),
@@ -98,8 +88,5 @@ export async function runRestoreDrill({ seconds = 4, log = () => {} } = {}) {
       recoverySeconds,
       anomalies: load.anomalies,
     };
-  } finally {
-    await undo.run();
-    removeHandlers();
-  }
+  });
 }

@@ -1,16 +1,16 @@
-// The events service run once more, on the restored `herald_events`: the process the stack runs
-// (its entry, node arguments and environment), on free loopback ports, so that the drill reads
-// the restored Events through the same internal export route the contacts service calls.
+// The events service (or its relay) run once more, on a drill's own database: the process the
+// stack runs (its entry, node arguments and environment), on free loopback ports. The restore
+// drill reads the restored Events through the same internal export route the contacts service
+// calls.
 import fs from 'node:fs';
 import path from 'node:path';
 import { contactDataRoutes, internalClient } from '@herald/internal-api';
 import { findService, host } from '@herald/stack/config.mjs';
 import { tailFile } from '@herald/stack/files.mjs';
-import { httpRequest } from '@herald/stack/net.mjs';
+import { freePort, httpRequest } from '@herald/stack/net.mjs';
 import { readPid, startDetached, stopProcess } from '@herald/stack/processes.mjs';
 import { serviceToken } from '@herald/stack/secrets.mjs';
 import { serviceEnv } from '@herald/stack/service-runner.mjs';
-import { freePort } from './restored-postgres.mjs';
 
 /**
  * @typedef {object} ExportedEvent
@@ -30,16 +30,17 @@ function packageDir(file) {
 }
 
 /**
- * Starts the events service (or another process of the registry, `name`) on `databaseUrl`;
- * resolves once its /readyz answers 200. Its stop (SIGTERM to its process group) is in `undo`
- * from before it starts: a process that never became ready is still running, and its pid file
- * names it.
- * @param {{ databaseUrl: string, logFile: string, pidFile: string, name?: string }} options
+ * Starts a process of the stack's registry (`name`: the events service, its relay) on
+ * `databaseUrl`, with `env` over the stack's environment for it; resolves once its /readyz
+ * answers 200. Its stop (SIGTERM to its process group) is in `undo` from before it starts: a
+ * process that never became ready is still running, and its pid file names it.
+ * @param {{ databaseUrl: string, logFile: string, pidFile: string, name?: string,
+ *   env?: Record<string, string> }} options
  * @param {import('./undo.mjs').Undo} undo
  * @returns {Promise<string>} its URL
  */
-export async function startRestoredEvents(
-  { databaseUrl, logFile, pidFile, name = 'events' },
+export async function startServiceOn(
+  { databaseUrl, logFile, pidFile, name = 'events', env: extraEnv = {} },
   undo,
 ) {
   const service = findService(name);
@@ -53,6 +54,7 @@ export async function startRestoredEvents(
     PORT: String(port),
     METRICS_PORT: String(metricsPort),
     DATABASE_URL: databaseUrl,
+    ...extraEnv,
   };
   const ready = async () => {
     try {

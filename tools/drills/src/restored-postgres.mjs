@@ -4,9 +4,9 @@
 // PostgreSQL as (PostgreSQL refuses to run as root), so the restored files belong to it.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { host, ports, postgresUser } from '@herald/stack/config.mjs';
+import { freePort } from '@herald/stack/net.mjs';
 import { isRoot, lookupUser, run, which } from '@herald/stack/processes.mjs';
 import { findBinaries } from '@herald/stack/system-packages.mjs';
 
@@ -46,18 +46,6 @@ function osUser() {
 /** Environment for PostgreSQL's programs without the caller's PG* variables. */
 function pgEnv() {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PG')));
-}
-
-/** A loopback port nobody listens on now. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen({ port: 0, host }, () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 /**

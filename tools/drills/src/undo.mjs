@@ -1,4 +1,9 @@
-// What a drill started and must take back, also when it fails or is interrupted.
+// What a drill started and must take back, also when it fails or is interrupted, and the scratch
+// folder it works in.
+import fs from 'node:fs';
+import path from 'node:path';
+import { dataDir } from '@herald/stack/config.mjs';
+import { makeScratch } from './restored-postgres.mjs';
 
 /**
  * @typedef {object} Undo What the drill has to take back, last registered first.
@@ -52,4 +57,30 @@ export function undoOnSignal(undo, log) {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   };
+}
+
+/**
+ * Runs `drill` with a scratch folder of its own under <data dir>/drills and an undo list; on
+ * return, failure or Ctrl-C everything in the list is taken back and the folder removed.
+ * @template T
+ * @param {string} name
+ * @param {(line: string) => void} log
+ * @param {(scratch: string, undo: Undo) => Promise<T>} drill
+ * @returns {Promise<T>}
+ */
+export async function inScratch(name, log, drill) {
+  const drills = path.join(dataDir, 'drills');
+  const scratch = path.join(drills, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  const undo = createUndo(log);
+  const removeHandlers = undoOnSignal(undo, log);
+  try {
+    undo.push(() => fs.rmSync(scratch, { recursive: true, force: true }));
+    // Traversable by PostgreSQL's OS user, who owns the scratch folder inside.
+    fs.mkdirSync(drills, { recursive: true, mode: 0o755 });
+    makeScratch(scratch);
+    return await drill(scratch, undo);
+  } finally {
+    await undo.run();
+    removeHandlers();
+  }
 }

@@ -163,9 +163,9 @@ export function kafkaMetadata(port = ports.kafka, timeoutMs = 2000) {
 }
 
 /** True when the broker answers a Metadata request and lists itself (accepts clients). */
-export async function kafkaAnswers(timeoutMs = 2000) {
+export async function kafkaAnswers(timeoutMs = 2000, port = ports.kafka) {
   try {
-    const md = await kafkaMetadata(ports.kafka, timeoutMs);
+    const md = await kafkaMetadata(port, timeoutMs);
     return md.brokers.length > 0 && md.controllerId >= 0;
   } catch {
     return false;

@@ -4,7 +4,6 @@
 // so a second `up` starts no JVM.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import {
   dataDir,
@@ -16,22 +15,23 @@ import {
   portEnvVars,
   ports,
   runDir,
-  stackServices,
 } from './config.mjs';
-import { javaMajor } from './system-packages.mjs';
+import { findBinaries, javaMajor } from './system-packages.mjs';
 import { StackError, say } from './output.mjs';
-import { ensureDir, exists, readText, renderTemplate, sha256, writeIfChanged } from './files.mjs';
+import { ensureDir, exists, readText, renderTemplate, writeIfChanged } from './files.mjs';
 import { livePid, run, sleep, startDetached, stopProcess } from './processes.mjs';
 import { assertPortFree } from './net.mjs';
-import { kafkaAnswers, kafkaMetadata } from './kafka-metadata.mjs';
+import { kafkaAnswers } from './kafka-metadata.mjs';
+import { ensureLibs, javaArgs, jmxExporterJar, kafkaJars } from './kafka-jars.mjs';
+import { ensureKafkaTopics, registryTopics } from './kafka-topics.mjs';
+
+export { ensureKafkaTopics, registryTopics };
 
 const component = 'kafka';
 const base = path.join(dataDir, 'kafka');
 export const kafkaPaths = {
   base,
-  pom: path.join(infraDir, 'kafka', 'pom.xml'),
-  libs: path.join(base, 'libs'),
-  libsStamp: path.join(base, 'libs', '.pom.sha256'),
+  ...kafkaJars,
   data: path.join(base, 'data'),
   properties: path.join(base, 'server.properties'),
   clusterIdFile: path.join(base, 'cluster-id'),
@@ -39,111 +39,92 @@ export const kafkaPaths = {
   logFile: path.join(logDir, 'kafka.log'),
   log4j: path.join(infraDir, 'kafka', 'log4j2.properties'),
   jmxExporterConfig: path.join(infraDir, 'kafka', 'jmx-exporter.yaml'),
-  toolsLog4j: path.join(infraDir, 'kafka', 'tools-log4j2.properties'),
+};
+
+/**
+ * One Kafka node: where it keeps its files and the ports it listens on. The stack runs one
+ * (`stackNode`); a drill may run another of its own on a filesystem made for it.
+ * @typedef {object} KafkaNode
+ * @property {string} base            its working folder (settings, cluster id)
+ * @property {string} data            log.dirs
+ * @property {string} properties      the rendered server.properties
+ * @property {string} clusterIdFile
+ * @property {string} pidFile
+ * @property {string} logFile
+ * @property {string} heapOpts        the JVM's heap options
+ * @property {{ client: number, controller: number, linked: number, link: number,
+ *   exporter: number | null }} ports  `exporter`: the JMX exporter's, or none
+ */
+
+/** @type {KafkaNode} */
+const stackNode = {
+  base,
+  data: kafkaPaths.data,
+  properties: kafkaPaths.properties,
+  clusterIdFile: kafkaPaths.clusterIdFile,
+  pidFile: kafkaPaths.pidFile,
+  logFile: kafkaPaths.logFile,
+  heapOpts: process.env.HERALD_KAFKA_HEAP_OPTS || '-Xms256m -Xmx768m',
+  ports: {
+    client: ports.kafka,
+    controller: ports.kafkaController,
+    linked: ports.kafkaLinked,
+    link: kafkaLinkPort,
+    exporter: ports.kafkaExporter,
+  },
 };
 const MAIN_CLASS = 'kafka.Kafka';
 
 // ---------------------------------------------------------------------------------------------
-// Jars, config, storage
+// Config, storage
 
-function javaArgs(extra, log4j) {
-  return [...extra, `-Dlog4j2.configurationFile=${log4j}`, '-cp', `${kafkaPaths.libs}/*`];
-}
-
-/** The JMX exporter agent among the jars (infra/kafka/pom.xml). */
-function jmxExporterJar() {
-  const jar = fs
-    .readdirSync(kafkaPaths.libs)
-    .find((f) => f.startsWith('jmx_prometheus_javaagent-'));
-  if (!jar)
-    throw new StackError(component, `no jmx_prometheus_javaagent jar in ${kafkaPaths.libs}`);
-  return path.join(kafkaPaths.libs, jar);
-}
-
-/** Copies Kafka's runtime classpath into .herald/kafka/libs when missing or the pom changed. */
-async function ensureLibs(bins) {
-  const pomHash = sha256(fs.readFileSync(kafkaPaths.pom));
-  if (readText(kafkaPaths.libsStamp)?.trim() === pomHash) return false;
-  if (!bins.mvn)
-    throw new StackError(component, 'mvn is needed to fetch Kafka (Debian package maven)');
-  say('kafka: fetching jars with Maven (infra/kafka/pom.xml)');
-  const tmp = `${kafkaPaths.libs}.tmp-${process.pid}`;
-  fs.rmSync(tmp, { recursive: true, force: true });
-  try {
-    await run(
-      bins.mvn,
-      [
-        '-B',
-        '-q',
-        '-f',
-        kafkaPaths.pom,
-        'dependency:copy-dependencies',
-        `-DoutputDirectory=${tmp}`,
-        '-DincludeScope=runtime',
-      ],
-      {
-        timeoutMs: 15 * 60000,
-        // Maven's local repository follows $HOME (Java alone would take the passwd entry's home).
-        env: {
-          ...process.env,
-          MAVEN_OPTS: `${process.env.MAVEN_OPTS ?? ''} -Duser.home=${os.homedir()}`.trim(),
-        },
-      },
-    );
-  } catch (err) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    throw new StackError(component, `Maven could not fetch Kafka's jars: ${err.message}`);
-  }
-  fs.writeFileSync(path.join(tmp, '.pom.sha256'), `${pomHash}\n`);
-  fs.rmSync(kafkaPaths.libs, { recursive: true, force: true });
-  fs.renameSync(tmp, kafkaPaths.libs);
-  return true;
-}
-
-function renderProperties() {
+/** @param {KafkaNode} node */
+function renderProperties(node) {
   return renderTemplate(path.join(infraDir, 'kafka', 'server.properties.template'), {
     HOST: host,
-    PORT: ports.kafka,
-    LINKED_PORT: ports.kafkaLinked,
-    LINK_PORT: kafkaLinkPort,
-    CONTROLLER_PORT: ports.kafkaController,
-    DATA_DIR: kafkaPaths.data,
+    PORT: node.ports.client,
+    LINKED_PORT: node.ports.linked,
+    LINK_PORT: node.ports.link,
+    CONTROLLER_PORT: node.ports.controller,
+    DATA_DIR: node.data,
   });
 }
 
-function clusterId() {
-  let id = readText(kafkaPaths.clusterIdFile)?.trim();
+/** @param {KafkaNode} node */
+function clusterId(node) {
+  let id = readText(node.clusterIdFile)?.trim();
   if (!id) {
     // Kafka's Uuid text form: 16 random bytes, base64url; never starting with '-'.
     do id = randomBytes(16).toString('base64url');
     while (id.startsWith('-'));
-    fs.writeFileSync(kafkaPaths.clusterIdFile, `${id}\n`);
+    fs.writeFileSync(node.clusterIdFile, `${id}\n`);
   }
   return id;
 }
 
-async function formatStorage(bins) {
-  if (exists(path.join(kafkaPaths.data, 'meta.properties'))) return;
-  ensureDir(kafkaPaths.data);
+/** @param {KafkaNode} node */
+async function formatStorage(bins, node) {
+  if (exists(path.join(node.data, 'meta.properties'))) return;
+  ensureDir(node.data);
   say('kafka: formatting storage (first start)');
   try {
     await run(
       bins.java,
       [
-        ...javaArgs(['-Xmx256m'], kafkaPaths.toolsLog4j),
+        ...javaArgs(['-Xmx256m'], kafkaJars.toolsLog4j),
         'kafka.tools.StorageTool',
         'format',
         '-t',
-        clusterId(),
+        clusterId(node),
         '-c',
-        kafkaPaths.properties,
+        node.properties,
         '--ignore-formatted',
       ],
-      { appendTo: kafkaPaths.logFile, timeoutMs: 120000 },
+      { appendTo: node.logFile, timeoutMs: 120000 },
     );
   } catch (err) {
     throw new StackError(component, `formatting storage failed: ${err.message}`, {
-      logFile: kafkaPaths.logFile,
+      logFile: node.logFile,
     });
   }
 }
@@ -152,11 +133,22 @@ export function kafkaPid() {
   return livePid(kafkaPaths.pidFile, MAIN_CLASS);
 }
 
-async function startBroker(bins) {
+/** The stack's ports are checked by their variables' names, so a clash names what to change. */
+async function assertStackPortsFree() {
   await assertPortFree(component, ports.kafka, portEnvVars.kafka);
   await assertPortFree(component, ports.kafkaController, portEnvVars.kafkaController);
   await assertPortFree(component, ports.kafkaLinked, portEnvVars.kafkaLinked);
   await assertPortFree(component, ports.kafkaExporter, portEnvVars.kafkaExporter);
+}
+
+/**
+ * Formats the node's storage on its first start and starts it; resolves once it answers.
+ * @param {{ java: string }} bins
+ * @param {KafkaNode} node
+ * @param {() => Promise<void>} [assertPortsFree]
+ */
+async function startBroker(bins, node, assertPortsFree = async () => {}) {
+  await assertPortsFree();
   const major = await javaMajor(bins.java);
   if (major < 17) {
     throw new StackError(
@@ -164,11 +156,11 @@ async function startBroker(bins) {
       `Kafka 4 needs Java 17 or newer; ${bins.java} is Java ${major}. Set JAVA_HOME.`,
     );
   }
-  await formatStorage(bins);
-  say(`kafka: starting on ${kafkaBrokers} (controller ${host}:${ports.kafkaController})`);
-  const heap = (process.env.HERALD_KAFKA_HEAP_OPTS || '-Xms256m -Xmx768m')
-    .split(/\s+/)
-    .filter(Boolean);
+  await formatStorage(bins, node);
+  say(
+    `kafka: starting on ${host}:${node.ports.client} (controller ${host}:${node.ports.controller})`,
+  );
+  const heap = node.heapOpts.split(/\s+/).filter(Boolean);
   const extra = (process.env.HERALD_KAFKA_JAVA_OPTS || '').split(/\s+/).filter(Boolean);
   const jvm = [
     ...heap,
@@ -187,9 +179,13 @@ async function startBroker(bins) {
     '-Djava.awt.headless=true',
     // Keep logging through Kafka's own shutdown hook (its last lines would be lost otherwise).
     '-Dlog4j2.shutdownHookEnabled=false',
-    `-Dkafka.logs.dir=${logDir}`,
+    `-Dkafka.logs.dir=${path.dirname(node.logFile)}`,
     // The broker's metrics for Prometheus (infra/kafka/jmx-exporter.yaml), the stack's `kafka` job.
-    `-javaagent:${jmxExporterJar()}=${host}:${ports.kafkaExporter}:${kafkaPaths.jmxExporterConfig}`,
+    ...(node.ports.exporter === null
+      ? []
+      : [
+          `-javaagent:${jmxExporterJar()}=${host}:${node.ports.exporter}:${kafkaPaths.jmxExporterConfig}`,
+        ]),
     ...extra,
   ];
   const start = () =>
@@ -197,31 +193,47 @@ async function startBroker(bins) {
       component,
       label: 'Kafka',
       cmd: bins.java,
-      args: [...javaArgs(jvm, kafkaPaths.log4j), MAIN_CLASS, kafkaPaths.properties],
-      cwd: base,
-      logFile: kafkaPaths.logFile,
-      pidFile: kafkaPaths.pidFile,
+      args: [...javaArgs(jvm, kafkaPaths.log4j), MAIN_CLASS, node.properties],
+      cwd: node.base,
+      logFile: node.logFile,
+      pidFile: node.pidFile,
       banner: 'starting Kafka',
-      ready: () => kafkaAnswers(1000),
+      ready: () => kafkaAnswers(1000, node.ports.client),
       timeoutMs: 180000,
       intervalMs: 300,
       timeoutMessage: 'Kafka did not answer a Metadata request within 180 s',
     });
-  const logStart = fs.existsSync(kafkaPaths.logFile) ? fs.statSync(kafkaPaths.logFile).size : 0;
+  const logStart = fs.existsSync(node.logFile) ? fs.statSync(node.logFile).size : 0;
   try {
     await start();
   } catch (error) {
     // The stack's ports lie in Linux's ephemeral range: an outgoing connection (Kafka's own, to
     // its controller) can hold the broker's port for a moment. Once is chance: start again.
-    const log = fs.existsSync(kafkaPaths.logFile)
-      ? fs.readFileSync(kafkaPaths.logFile, 'utf8').slice(logStart)
+    const log = fs.existsSync(node.logFile)
+      ? fs.readFileSync(node.logFile, 'utf8').slice(logStart)
       : '';
     if (!/failed to bind to .*Address already in use/.test(log)) throw error;
     say('kafka: its port was taken for a moment (an outgoing connection); starting again');
     await sleep(2000);
-    await assertPortFree(component, ports.kafka, portEnvVars.kafka);
+    await assertPortsFree();
     await start();
   }
+}
+
+/**
+ * A Kafka node of the caller's own (a drill's): writes its settings into `node.base`, formats
+ * `node.data` on its first start, starts it and creates the registry's topics on it. Stopping
+ * it is the caller's (its pid file). The jars must be there (the stack's `up` fetches them).
+ * @param {KafkaNode} node
+ */
+export async function startKafkaNode(node) {
+  const java = findBinaries().java;
+  if (!java) throw new StackError(component, 'Java is not installed: `npm start` installs it');
+  const bins = { java };
+  ensureDir(node.base);
+  fs.writeFileSync(node.properties, renderProperties(node));
+  await startBroker(bins, node);
+  await ensureKafkaTopics(bins, registryTopics(), node.ports.client);
 }
 
 /**
@@ -233,7 +245,7 @@ export async function ensureKafka(bins) {
   ensureDir(runDir);
   ensureDir(logDir);
   const libsChanged = await ensureLibs(bins);
-  const propsChanged = writeIfChanged(kafkaPaths.properties, renderProperties());
+  const propsChanged = writeIfChanged(kafkaPaths.properties, renderProperties(stackNode));
   let pid = kafkaPid();
   let result = 'running';
   if (pid && (libsChanged || propsChanged)) {
@@ -243,7 +255,7 @@ export async function ensureKafka(bins) {
     result = 'restarted';
   }
   if (!pid) {
-    await startBroker(bins);
+    await startBroker(bins, stackNode, assertStackPortsFree);
     if (result === 'running') result = 'started';
   } else if (!(await kafkaAnswers(5000))) {
     // Ours and alive, but not answering yet (e.g. still recovering): give it time.
@@ -263,59 +275,6 @@ export async function ensureKafka(bins) {
   }
   await ensureKafkaTopics(bins, registryTopics());
   return result;
-}
-
-/** Topics wanted by the registry (`topics: [{name, partitions?, config?}]` on any service). */
-export function registryTopics() {
-  const byName = new Map();
-  for (const s of stackServices) {
-    for (const t of s.topics) {
-      const prev = byName.get(t.name);
-      byName.set(t.name, {
-        ...prev,
-        ...t,
-        partitions: Math.max(prev?.partitions ?? 0, t.partitions ?? 0) || undefined,
-      });
-    }
-  }
-  return [...byName.values()];
-}
-
-/** Creates the topics that do not exist yet (with Kafka's TopicCommand). Returns the names created. */
-export async function ensureKafkaTopics(bins, topics) {
-  if (!topics.length) return [];
-  const existing = new Set((await kafkaMetadata()).topics.map((t) => t.name));
-  const created = [];
-  for (const t of topics) {
-    if (!/^[A-Za-z0-9._-]{1,249}$/.test(t.name ?? '')) {
-      throw new StackError(component, `bad topic name in the registry: ${JSON.stringify(t.name)}`);
-    }
-    if (existing.has(t.name)) continue;
-    say(`kafka: creating topic ${t.name}`);
-    const args = [
-      ...javaArgs(['-Xmx256m'], kafkaPaths.toolsLog4j),
-      'org.apache.kafka.tools.TopicCommand',
-      '--bootstrap-server',
-      kafkaBrokers,
-      '--create',
-      '--if-not-exists',
-      '--topic',
-      t.name,
-      '--replication-factor',
-      '1',
-    ];
-    if (t.partitions) args.push('--partitions', String(t.partitions));
-    for (const [k, v] of Object.entries(t.config ?? {})) args.push('--config', `${k}=${v}`);
-    try {
-      await run(bins.java, args, { timeoutMs: 120000 });
-    } catch (err) {
-      throw new StackError(component, `creating topic ${t.name} failed: ${err.message}`, {
-        logFile: kafkaPaths.logFile,
-      });
-    }
-    created.push(t.name);
-  }
-  return created;
 }
 
 export async function stopKafka() {

@@ -29,6 +29,18 @@ export function portFree(port, hostName = '127.0.0.1') {
   });
 }
 
+/** A loopback port nobody listens on now (the kernel's pick). */
+export function freePort(hostName = '127.0.0.1') {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen({ port: 0, host: hostName }, () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
 /** Fails with a clear message when a port we are about to use is taken by someone else. */
 export async function assertPortFree(component, port, envVar) {
   if (await portFree(port)) return;

@@ -1,6 +1,7 @@
 // One call to the API: attempts with a per-attempt timeout, resends with backoff within the
 // attempt and time budget, one token refresh after a 401, and the error for a final answer.
 // Only the runtime's fetch, AbortController, setTimeout, TextEncoder and btoa: no Node modules.
+import { CLIENT_HEADERS } from './version.js';
 import {
   CLIENT_CODES,
   ConnectionError,
@@ -225,6 +226,16 @@ function definedOnly(options: CallOptions): Partial<RetryOptions> {
   return out;
 }
 
+const KEEPALIVE_MAX_BYTES = 64 * 1024;
+const encoder = new TextEncoder();
+
+/** @param body a request's body, if any */
+function bodyBytes(body: string | undefined): number {
+  if (body === undefined) return 0;
+  // Most bodies are far below the limit: count bytes only when a character might be several.
+  return body.length * 3 <= KEEPALIVE_MAX_BYTES ? body.length : encoder.encode(body).length;
+}
+
 /** One request: its answer, read within `timeoutMs` (a streamed one: its head), or no answer. */
 async function attempt(
   transport: Transport,
@@ -241,6 +252,7 @@ async function attempt(
   const headers: Record<string, string> = {
     accept: request.accept ?? 'application/json',
     authorization,
+    ...CLIENT_HEADERS,
   };
   if (request.body !== undefined) headers['content-type'] = 'application/json';
   if (options.requestId !== undefined) headers['x-request-id'] = options.requestId;
@@ -253,6 +265,9 @@ async function attempt(
       signal: controller.signal,
       // Never follow a redirect with the credentials: the API answers none.
       redirect: 'error',
+      // A browser finishes a keepalive request after its page is closed; it takes bodies of
+      // 64 KiB at most (all such requests in flight together).
+      keepalive: !request.stream && bodyBytes(request.body) <= KEEPALIVE_MAX_BYTES,
     });
     if (request.stream && response.ok) {
       streaming = true;

@@ -154,10 +154,43 @@ export class Tracker {
     await Promise.all(running);
   }
 
-  /** Stops taking Events, sends what is queued, and resolves when all of it is done. */
-  close(): Promise<void> {
+  /**
+   * Stops taking Events, sends what is queued, and resolves when all of it is done. With
+   * `timeoutMs` (a process about to exit), it resolves by then at the latest: the Events still
+   * queued are reported to `onError` with a HeraldError `tracker_closed` and dropped, and a batch
+   * already on its way finishes on its own, reporting as usual if it fails. Never rejects.
+   */
+  close(options: { timeoutMs?: number } = {}): Promise<void> {
+    const { timeoutMs } = options;
+    if (timeoutMs !== undefined && !(timeoutMs >= 0)) {
+      throw new RangeError('timeoutMs must be 0 or more');
+    }
     this.closing ??= this.flush();
-    return this.closing;
+    if (timeoutMs === undefined) return this.closing;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<'expired'>((resolve) => {
+      timer = setTimeout(() => resolve('expired'), timeoutMs);
+    });
+    return Promise.race([this.closing, expired]).then((outcome) => {
+      clearTimeout(timer);
+      if (outcome === 'expired') this.dropQueued(timeoutMs);
+    });
+  }
+
+  /** Reports every queued Event (not yet sent) to `onError` and forgets it. */
+  private dropQueued(timeoutMs: number): void {
+    for (const [route, state] of this.routes) {
+      if (state.queue.length === 0) continue;
+      const dropped = state.queue.splice(0).map((queued) => queued.event);
+      this.held -= dropped.length;
+      this.report(
+        new HeraldError(`close() gave up after ${timeoutMs} ms: the Events were not sent`, {
+          code: CLIENT_CODES.trackerClosed,
+        }),
+        dropped,
+        route,
+      );
+    }
   }
 
   private onTimer(): void {

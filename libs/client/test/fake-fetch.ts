@@ -6,6 +6,7 @@ export interface Sent {
   headers: Record<string, string>;
   body: string | undefined;
   signal: AbortSignal | null | undefined;
+  keepalive: boolean | undefined;
 }
 
 export type Handler = (
@@ -32,6 +33,7 @@ export function fakeFetch(handler: Handler) {
       headers: { ...(init.headers as Record<string, string>) },
       body: init.body as string | undefined,
       signal: init.signal,
+      keepalive: init.keepalive,
     };
     sent.push(request);
     if (init.signal?.aborted) throw init.signal.reason;

@@ -14,7 +14,10 @@ export function publicCors(allowedMethods: readonly string[]): RequestHandler {
     );
     if (req.method === 'OPTIONS') {
       res.set('Access-Control-Allow-Methods', methods);
-      res.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Request-Id');
+      res.set(
+        'Access-Control-Allow-Headers',
+        'Authorization, Content-Type, X-Request-Id, X-Herald-Client',
+      );
       res.set('Access-Control-Max-Age', '600');
       res.status(204).end();
       return;

@@ -1,6 +1,7 @@
 // The client against a scripted fetch: which answers are resent and how, the dedupKeys, the
 // token cache (one exchange shared by concurrent callers, one renewal after a 401) and the
 // typed errors. The integration tests repeat what matters against the real stack.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import {
   ConnectionError,
@@ -12,6 +13,7 @@ import {
   type HeraldClientOptions,
 } from '../../src/index.js';
 import { send, type Transport } from '../../src/http.js';
+import { SDK_VERSION } from '../../src/version.js';
 import { fakeFetch, hang, json, tokenAnswer, type Handler } from '../fake-fetch.js';
 
 const BASE = 'https://herald.test';
@@ -562,5 +564,35 @@ describe('send (the transport)', () => {
     expect(error).toMatchObject({ code: 'timeout' });
     // Bounded by the deadline, not by the 60 s attempt timeout (a generous bound: no timing test).
     expect(Date.now() - started).toBeLessThan(30_000);
+  });
+});
+
+describe('what every request carries', () => {
+  it('when any request is sent, then it names the SDK and its version, and in Node.js the User-Agent too', async () => {
+    const { client, sent } = clientWith(() => json(202, { accepted: 1 }));
+    await client.events.record('by-external-id', [event]);
+    const version = (
+      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+        version: string;
+      }
+    ).version;
+    expect(SDK_VERSION).toBe(version);
+    for (const request of sent) {
+      expect(request.headers['x-herald-client']).toBe(`herald-client-js/${version}`);
+      expect(request.headers['user-agent']).toBe(
+        `herald-client-js/${version} node/${process.versions.node}`,
+      );
+    }
+  });
+
+  it('when the body fits a keepalive request (64 KiB), then it is sent keepalive, so a closing page still delivers it', async () => {
+    const { client, calls } = clientWith(() => json(202, { accepted: 1 }));
+    await client.events.record('by-external-id', [event]);
+    const big = Array.from({ length: 10 }, (_, i) => ({
+      ...event,
+      properties: { note: `${i}`.padEnd(8_000, 'x') },
+    }));
+    await client.events.record('by-external-id', big);
+    expect(calls().map((r) => r.keepalive)).toEqual([true, false]);
   });
 });

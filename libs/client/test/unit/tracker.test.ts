@@ -151,6 +151,26 @@ describe('Tracker', () => {
     ).toThrow(expect.objectContaining({ code: 'tracker_closed' }));
   });
 
+  it('when close is given a timeout and the API does not answer, then it resolves by then and reports the Events it could not send', async () => {
+    const { tracker, batches, errors } = trackerWith(
+      { flushAt: 2 },
+      () => new Promise((resolve) => setTimeout(() => resolve(json(202, { accepted: 2 })), 300)),
+    );
+    // One batch of 2 goes out and hangs; the third Event waits behind it in the queue.
+    for (let i = 0; i < 3; i += 1) tracker.track('by-external-id', ext(i));
+    const started = Date.now();
+    await tracker.close({ timeoutMs: 50 });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(batches()).toHaveLength(1);
+    expect(errors).toHaveLength(1);
+    expect((errors[0]!.error as HeraldError).code).toBe('tracker_closed');
+    expect(
+      errors[0]!.events.map((e) => (e as { contactExternalId?: string }).contactExternalId),
+    ).toEqual(['user-2']);
+    expect(tracker.size).toBe(2);
+    expect(() => tracker.close({ timeoutMs: -1 })).toThrow(RangeError);
+  });
+
   it('when a batch is refused with a final answer, then onError gets the error and its Events', async () => {
     const { tracker, errors } = trackerWith({}, () =>
       json(403, { code: 'insufficient_scope', message: 'm' }),

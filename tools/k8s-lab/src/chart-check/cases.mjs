@@ -1,5 +1,6 @@
 // What `helm template` of charts/herald must refuse or accept, for the cases helm-unittest cannot
-// express: the chart's default values (which must refuse an Ingress without TLS), and the
+// express: the chart's default values (which must refuse to name no image registry, and an
+// Ingress without TLS), and the
 // template's own refusal of secrets in `env` for installs that skip the schema
 // (--skip-schema-validation). Also that the copies of the secret-name pattern agree.
 // Each function returns a list of problems (empty when all is well).
@@ -78,7 +79,10 @@ export async function chartCases({ helm, chartDir, kubeVersionArgs, base, settin
   const envRefusal =
     /names a secret, which env would store in plain text in a ConfigMap: put it in the Secret \(secrets\.existingSecret/;
   await Promise.all([
-    expect('the default values', [], {
+    expect('the default values (no image registry)', [], {
+      fails: /herald:\s*- at '\/image\/registry': minLength: got 0, want 1/,
+    }),
+    expect('the default values with an image registry', ['--set', 'image.registry=r.example'], {
       fails:
         /ingress\.tls is empty: .*POST \/v1\/token.*clear text.*Set ingress\.requireTls=false only when TLS ends in front of the ingress controller/,
     }),
@@ -152,4 +156,19 @@ export function secretPatternCopies(schema, helpersText) {
     problems.push('herald.secretVariablePattern is not definitions.secretVariableName.pattern');
   }
   return problems;
+}
+
+/**
+ * The `helm lint` and `helm template` commands of a README's shell blocks, as helm's arguments
+ * (they are written on one line, without quotes, to be run from the repository's root).
+ * @param {string} markdown
+ * @returns {string[][]}
+ */
+export function readmeHelmCommands(markdown) {
+  const blocks = [...markdown.matchAll(/^```sh\n([^]*?)^```/gm)].map((m) => m[1]);
+  return blocks
+    .flatMap((block) => block.split('\n'))
+    .map((line) => line.trim())
+    .filter((line) => /^helm (lint|template) /.test(line))
+    .map((line) => line.split(/\s+/).slice(1));
 }

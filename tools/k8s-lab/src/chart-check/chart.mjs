@@ -11,12 +11,20 @@ export const chartDir = path.join(root, 'charts', 'herald');
 export const k8sDir = path.join(root, 'k8s');
 // `helm template` release name for k8s/ and the checks: resources are named herald-<process>
 export const RELEASE = 'herald';
-// The default values alone refuse to install: the public Ingress has no TLS while
-// ingress.requireTls is on (the chart cases check that refusal). What is rendered "with the
-// defaults" here, k8s/ included, turns the switch off: the plain manifests leave the Ingress's
-// host and TLS to whoever applies them.
-export const DEFAULTS = ['--set', 'ingress.requireTls=false'];
-export const DEFAULTS_SCENARIO = 'default values, ingress.requireTls=false';
+// The default values alone refuse to install: they name no image registry, and the public
+// Ingress has no TLS while ingress.requireTls is on (the chart cases check both refusals). What
+// is rendered "with the defaults" here, k8s/ included, names the registry `registry.invalid` (a
+// name that never resolves: whoever applies k8s/ replaces it with kustomize `images:`) and turns
+// the TLS switch off: the plain manifests leave the Ingress's host and TLS to whoever applies them.
+export const PLACEHOLDER_REGISTRY = 'registry.invalid';
+export const DEFAULTS = [
+  '--set',
+  `image.registry=${PLACEHOLDER_REGISTRY}`,
+  '--set',
+  'ingress.requireTls=false',
+];
+export const DEFAULTS_SCENARIO =
+  'default values, image.registry=registry.invalid, ingress.requireTls=false';
 export const kubeVersionArgs = ['--kube-version', KUBERNETES_VERSION];
 
 /**

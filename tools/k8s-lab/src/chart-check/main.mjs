@@ -20,14 +20,16 @@
 //     charts/herald/tests/alerts/) on both,
 //   - checks the values, the Dockerfiles and docker-compose.yml run every process of the
 //     registry (tools/stack/src/processes.generated.json, from services/*/src/manifest.ts),
-//   - checks that the README lists every value and that k8s/ is the default rendering.
+//   - checks that the README lists every value and that k8s/ is the default rendering,
+//   - checks the versions (chart-check/versions.mjs): a change to what the chart installs comes
+//     with a new chart version, appVersion is package.json's version, CHANGELOG.md names both.
 // It exits non-zero when anything fails and ends with one summary line.
 import fs from 'node:fs';
 import path from 'node:path';
 import { commandLine } from '@herald/stack/args.mjs';
 import { services as registry } from '@herald/stack/services.mjs';
 import { alertRuleSteps } from './alerts.mjs';
-import { chartCases, secretPatternCopies } from './cases.mjs';
+import { chartCases, readmeHelmCommands, secretPatternCopies } from './cases.mjs';
 import {
   chartDir,
   DEFAULTS,
@@ -48,6 +50,7 @@ import { KUBERNETES_VERSION } from './k8s-schemas.mjs';
 import { checkComposeServices, checkProcesses } from './registry.mjs';
 import { allPassed, finish, step } from './steps.mjs';
 import { ensureTools } from './tools.mjs';
+import { versionProblems } from './versions.mjs';
 
 /** @typedef {import('./tools.mjs').Tools} Tools */
 
@@ -70,6 +73,17 @@ async function main() {
     if (files.length === 0) throw new Error('no services/*/Dockerfile');
     run(tools.hadolint, ['--failure-threshold', 'info', ...files]);
     return files.join(', ');
+  });
+  await step('versions (chart bumped for changed contents, appVersion, CHANGELOG.md)', () => {
+    const { problems, chartVersion, appVersion } = versionProblems({
+      chartDir,
+      packageJson: path.join(root, 'package.json'),
+      changelog: path.join(root, 'CHANGELOG.md'),
+      lockFile: path.join(root, 'charts', 'chart-versions.json'),
+      write,
+    });
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+    return `Herald ${appVersion}, chart ${chartVersion}`;
   });
   const renderings = await renderingSteps(tools);
   await chartSteps(tools);
@@ -188,7 +202,14 @@ async function chartSteps(tools) {
       })),
     ];
     if (problems.length > 0) throw new Error(problems.join('\n'));
-    return 'defaults refuse an Ingress without TLS; secret names refused in env, with the schema and without';
+    return 'defaults refuse a missing image registry and an Ingress without TLS; secret names refused in env, with the schema and without';
+  });
+
+  await step("the README's helm lint and helm template commands, as written", () => {
+    const commands = readmeHelmCommands(fs.readFileSync(path.join(chartDir, 'README.md'), 'utf8'));
+    if (commands.length < 2) throw new Error('the README shows no helm lint or helm template');
+    for (const args of commands) run(tools.helm, args);
+    return `${commands.length} commands`;
   });
 
   await step('ingress-nginx values log no URL (files/ingress-nginx-values.yaml)', () => {

@@ -14,8 +14,16 @@ import { run } from '@herald/stack/processes.mjs';
  * the stack's tokens, signing keys, database URLs, Redis Cluster and Kafka, listening on
  * loopback only (the containers share the machine's network).
  */
+/**
+ * The registry name the lab's images are built under and imported into the test cluster's
+ * containerd by (there is no registry to pull from: pullPolicy Never). The install test's values,
+ * charts/herald/ci/local-cluster-values.yaml, name the same.
+ */
+export const LAB_REGISTRY = 'localhost';
+
 export function stackValues({ secrets, databaseUrls, kafkaBrokers, redisClusterNodes }) {
   return {
+    image: { registry: LAB_REGISTRY },
     config: { listenHost: '127.0.0.1' },
     // Only the processes are run from the rendering; no ingress, so no TLS for it.
     ingress: { enabled: false },

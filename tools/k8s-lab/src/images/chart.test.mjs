@@ -1,8 +1,9 @@
 // Reading the rendered chart's pods: `node --test tools/k8s-lab/src/images/chart.test.mjs`.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { budArgs } from './build.mjs';
-import { containerEnv, imageName, localEnv, podsOf } from './chart.mjs';
+import { containerEnv, imageName, LAB_REGISTRY, localEnv, podsOf } from './chart.mjs';
 
 const documents = [
   {
@@ -140,4 +141,13 @@ test('image names and the relay target', () => {
   ]);
   assert.ok(args.includes('--pull=never'));
   assert.throws(() => budArgs({ repoRoot: '/repo', name: 'nope', tag: 'x' }), /no Dockerfile/);
+});
+
+test('the install test imports the images under the name they are built with', () => {
+  const values = readFileSync(
+    new URL('../../../../charts/herald/ci/local-cluster-values.yaml', import.meta.url),
+    'utf8',
+  );
+  assert.match(values, new RegExp(`^ {2}registry: ${LAB_REGISTRY}$`, 'm'));
+  assert.doesNotMatch(values, /^ {2}tag:/m, 'the tag follows the appVersion, as the images do');
 });

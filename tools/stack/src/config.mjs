@@ -60,6 +60,7 @@ export const portEnvVars = {
   redisExporter: 'HERALD_REDIS_EXPORTER_PORT',
   nginxExporter: 'HERALD_NGINX_EXPORTER_PORT',
   kafkaExporter: 'HERALD_KAFKA_EXPORTER_PORT',
+  registry: 'HERALD_REGISTRY_PORT',
 };
 
 export const ports = Object.freeze({
@@ -92,6 +93,8 @@ export const ports = Object.freeze({
   redisExporter: portFromEnv(portEnvVars.redisExporter, 19121),
   nginxExporter: portFromEnv(portEnvVars.nginxExporter, 19113),
   kafkaExporter: portFromEnv(portEnvVars.kafkaExporter, 19308),
+  /** The local OCI registry (tools/stack/src/registry.mjs), run by the release step. */
+  registry: portFromEnv(portEnvVars.registry, 25000),
 });
 
 export const ingressUrl = `http://${host}:${ports.ingress}`;

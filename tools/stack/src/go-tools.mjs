@@ -1,4 +1,4 @@
-// Pinned Go tools (helm, kubeconform, helm-unittest, k6, toxiproxy), built from the Go module proxy with
+// Pinned Go tools (helm, kubeconform, helm-unittest, k6, toxiproxy, registry, syft, cosign), built from the Go module proxy with
 // `go install` into .herald/tools/go/bin, once: a `<name>.version` file beside each binary records
 // what was built, and a later call with the same pin returns the binary without building.
 // Node built-ins only. Usage from scripts: `const k6 = ensureGoTool('k6')`; from a shell:
@@ -48,6 +48,27 @@ export const goTools = {
     inModule: true,
     binary: 'toxiproxy-server',
     ldflags: '-X github.com/Shopify/toxiproxy/v2.Version=2.12.0',
+  },
+  // The release step (tools/release): a local OCI registry (CNCF distribution) that the release
+  // pushes to and the test cluster pulls from, SBOMs of the images (syft), and signatures made
+  // with a key (cosign).
+  registry: {
+    module: 'github.com/distribution/distribution/v3',
+    version: 'v3.0.0',
+    pkg: 'github.com/distribution/distribution/v3/cmd/registry',
+    ldflags: '-X github.com/distribution/distribution/v3/version.version=v3.0.0',
+  },
+  syft: {
+    module: 'github.com/anchore/syft',
+    version: 'v1.57.1',
+    pkg: 'github.com/anchore/syft/cmd/syft',
+    ldflags: '-X main.version=1.57.1',
+  },
+  cosign: {
+    module: 'github.com/sigstore/cosign/v3',
+    version: 'v3.1.3',
+    pkg: 'github.com/sigstore/cosign/v3/cmd/cosign',
+    ldflags: '-X sigs.k8s.io/release-utils/version.gitVersion=v3.1.3',
   },
 };
 

@@ -51,6 +51,7 @@ import { ensureDir } from './files.mjs';
 import { withLock } from './lock.mjs';
 import { ensureRelays, extraRelayLogs, extraRelays } from './relays.mjs';
 import { ensureToxiproxy, faultProxyOn, stopToxiproxy } from './toxiproxy.mjs';
+import { stopRegistry } from './registry.mjs';
 import { EXPORTERS, ensureExporters, exportersStatus, stopExporters } from './exporters.mjs';
 
 export {
@@ -217,6 +218,7 @@ export async function down(opts = {}) {
         // After the services: their last spans are flushed to it as they stop.
         want('traces') ? stopTraceReceiver() : null,
         want('toxiproxy') ? stopToxiproxy() : null,
+        want('registry') ? stopRegistry() : null,
         want('redis') ? stopRedis() : null,
         want('postgres') ? stopPostgres(bins) : null,
       ]);

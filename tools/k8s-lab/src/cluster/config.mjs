@@ -66,6 +66,7 @@ export function clusterPaths(base = path.join(dataDir, 'cluster')) {
     containerdSocket: p('containerd', 'containerd.sock'),
     cniConfDir: p('cni', 'net.d'),
     cniIpam: p('cni', 'ipam'),
+    registryHosts: p('containerd', 'certs.d'),
     kubeletRoot: p('kubelet'),
     podLogs: p('pod-logs'),
     state: p('host-state.json'),
@@ -206,6 +207,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   # runc's container state beside containerd's, not in the machine's /run/containerd
   Root = ${JSON.stringify(path.join(paths.containerdState, 'runc'))}
 
+[${cri}.registry]
+  # registries by host (hosts.toml), the release's local one among them (registryHosts)
+  config_path = ${JSON.stringify(paths.registryHosts)}
+
 [${cri}.cni]
   bin_dir = "/usr/lib/cni"
   conf_dir = ${JSON.stringify(paths.cniConfDir)}
@@ -213,6 +218,20 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 
 [plugins."io.containerd.internal.v1.opt"]
   path = ${JSON.stringify(path.join(paths.containerdRoot, 'opt'))}
+`;
+}
+
+/**
+ * containerd's hosts.toml for the release's local OCI registry (tools/stack/src/registry.mjs):
+ * plain HTTP, reached by containerd itself on the machine's loopback.
+ * @param {string} registryHost  host:port
+ */
+export function registryHostsToml(registryHost) {
+  return `# written by tools/k8s-lab/src/cluster: the local OCI registry, plain HTTP on loopback
+server = "http://${registryHost}"
+
+[host."http://${registryHost}"]
+  capabilities = ["pull", "resolve"]
 `;
 }
 

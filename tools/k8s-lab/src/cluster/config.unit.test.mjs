@@ -13,6 +13,7 @@ import {
   clusterPaths,
   cniConflist,
   containerdConfig,
+  registryHostsToml,
   kubeProxyConfig,
   kubeconfig,
   kubeletConfig,
@@ -116,6 +117,7 @@ describe('configuration files', () => {
     assert.match(toml, /restrict_oom_score_adj = true/);
     assert.match(toml, /sandbox_image = "registry\.k8s\.io\/pause:3\.10"/);
     assert.match(toml, /netns_mounts_under_state_dir = true/);
+    assert.match(toml, /config_path = "\/data\/cluster\/containerd\/certs\.d"/);
     assert.match(toml, /SystemdCgroup = false/);
     assert.match(toml, /Root = "\/data\/cluster\/containerd\/state\/runc"/);
     assert.match(toml, /conf_dir = "\/data\/cluster\/cni\/net\.d"/);
@@ -354,6 +356,17 @@ describe('normalizedRef', () => {
     assert.equal(
       normalizedRef('docker.io/herald/auth@sha256:ab'),
       'docker.io/herald/auth@sha256:ab',
+    );
+  });
+});
+
+describe('the local registry', () => {
+  it('is pulled from over plain HTTP, by containerd on the loopback', () => {
+    const toml = registryHostsToml('127.0.0.1:25000');
+    assert.match(toml, /^server = "http:\/\/127\.0\.0\.1:25000"$/m);
+    assert.match(
+      toml,
+      /^\[host\."http:\/\/127\.0\.0\.1:25000"\]\n {2}capabilities = \["pull", "resolve"\]$/m,
     );
   });
 });

@@ -1,10 +1,9 @@
 // The images the cluster runs without any registry: the pause image (the pod sandbox) and CoreDNS,
 // each a static binary in an image FROM scratch committed with buildah as an OCI archive beside
-// the binary, then imported into containerd's k8s.io namespace; and the project's own images
-// (`npm run images` saves them as .herald/images/<name>.tar), imported on each `up`.
+// the binary, then imported into containerd's k8s.io namespace. Herald's own images are not
+// imported: the node pulls them from the registry a release was pushed to.
 import fs from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '@herald/stack/config.mjs';
 import { run } from '@herald/stack/processes.mjs';
 import { COREDNS_IMAGE, PAUSE_IMAGE, toolsDirs } from './config.mjs';
 
@@ -139,14 +138,4 @@ export async function importArchive(socket, archive, names) {
 export async function listImages(socket) {
   const { stdout } = await run('ctr', ctrArgs(socket, 'images', 'ls', '-q'), { check: false });
   return stdout.split('\n').filter(Boolean);
-}
-
-/** The project's image archives, `.herald/images/*.tar`. */
-export function projectArchives(dir = path.join(repoRoot, '.herald', 'images')) {
-  if (!fs.existsSync(dir)) return [];
-  return fs
-    .readdirSync(dir)
-    .filter((f) => f.endsWith('.tar'))
-    .sort()
-    .map((f) => path.join(dir, f));
 }

@@ -19,7 +19,8 @@ const USAGE = `Usage: node tools/k8s-lab/src/cluster/main.mjs <command>   (npm r
 
 Commands:
   up       build the binaries once, start everything that is not running, wait until the node
-           is Ready and CoreDNS answers, import .herald/images/*.tar (idempotent)
+           is Ready and CoreDNS answers (idempotent); Herald's images are pulled from the
+           registry \`npm run release\` pushes to
   down     stop everything and remove what pods leave on the machine (mounts, the bridge,
            iptables chains, pod cgroups); the cluster's data stays in .herald/cluster
   status   one line per component, then the node and the pods; exit 0 when all are up, 3 if not

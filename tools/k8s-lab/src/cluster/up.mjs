@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ensureDir, readText, writeIfChanged } from '@herald/stack/files.mjs';
 import { portFree } from '@herald/stack/net.mjs';
+import { registryHost } from '@herald/stack/registry.mjs';
 import { StackError, say } from '@herald/stack/output.mjs';
 import { isRoot, startDetached, stopProcess, waitFor } from '@herald/stack/processes.mjs';
 import { ensureBinaries } from './build.mjs';
@@ -34,6 +35,7 @@ import {
   apiServerUrl,
   cniConflist,
   containerdConfig,
+  registryHostsToml,
   kubeProxyConfig,
   kubeconfig,
   kubeletConfig,
@@ -45,7 +47,6 @@ import {
   importArchive,
   listImages,
   normalizedRef,
-  projectArchives,
 } from './images.mjs';
 import { corednsObjects } from './manifests.mjs';
 import { ensurePki } from './pki.mjs';
@@ -136,6 +137,12 @@ function writeConfigs({ ip, tokens, caPem }) {
    */
   const kc = (user, token) => kubeconfig({ server, caPem, user, token });
   write('containerd.toml', containerdConfig(paths), ['containerd']);
+  // containerd reads hosts.toml at each pull: a change needs no restart.
+  ensureDir(path.join(paths.registryHosts, registryHost));
+  writeIfChanged(
+    path.join(paths.registryHosts, registryHost, 'hosts.toml'),
+    registryHostsToml(registryHost),
+  );
   write('controller-manager.kubeconfig', kc('kube-controller-manager', tokens.controllerManager), [
     'kube-controller-manager',
   ]);
@@ -191,22 +198,13 @@ async function importImages() {
   for (const name of built) say(`cluster: built image ${name}`);
   const record = JSON.parse(readText(importedRecord()) ?? '{}');
   const present = new Set(await listImages(paths.containerdSocket));
-  /** @type {{ file: string, names?: string[], project?: boolean }[]} */
-  const archives = [
-    ...clusterImages().map((image) => ({ file: image.archive, names: [image.name] })),
-    ...projectArchives().map((file) => ({ file, project: true })),
-  ];
-  if (!archives.some((a) => a.project)) {
-    say('cluster: no project image archives in .herald/images/ (npm run images makes them)');
-  }
-  for (const { file, names, project } of archives) {
+  // Only the cluster's own images: Herald's are pulled from the registry a release was pushed to.
+  const archives = clusterImages().map((image) => ({ file: image.archive, names: [image.name] }));
+  for (const { file, names } of archives) {
     const stat = fs.statSync(file);
     const key = `${stat.size}:${stat.mtimeMs}`;
     const known = record[file];
-    if (known?.key === key && known.names.every((n) => present.has(normalizedRef(n)))) {
-      if (project) say(`cluster: ${rel(file)} already imported (${known.names.join(', ')})`);
-      continue;
-    }
+    if (known?.key === key && known.names.every((n) => present.has(normalizedRef(n)))) continue;
     const imported = await importArchive(paths.containerdSocket, file, names);
     record[file] = { key, names: imported };
     say(`cluster: imported ${rel(file)} as ${imported.join(', ') || '(unnamed)'}`);

@@ -15,9 +15,8 @@ import { run } from '@herald/stack/processes.mjs';
  * loopback only (the containers share the machine's network).
  */
 /**
- * The registry name the lab's images are built under and imported into the test cluster's
- * containerd by (there is no registry to pull from: pullPolicy Never). The install test's values,
- * charts/herald/ci/local-cluster-values.yaml, name the same.
+ * The registry name `npm run images` builds the images under (and the cluster imports them by):
+ * a local name only, never pushed as such. `npm run release` pushes them to a registry.
  */
 export const LAB_REGISTRY = 'localhost';
 

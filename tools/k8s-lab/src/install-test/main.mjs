@@ -19,16 +19,18 @@ import { helm, kubectl, kubectlJson } from './kube.mjs';
 import { k6Smoke, rolloutUnderLoad } from './load.mjs';
 import {
   BRIDGE,
-  CHART,
   dropDatabases,
   freshDatabases,
   helmArgs,
   bothRelaysPublish,
+  imagesNotReleased,
+  localRelease,
   NAMESPACE,
   recreateNamespace,
   RELEASE,
   SECRET_VALUES,
   serviceUrls,
+  verifyRelease,
   writeSecretValues,
 } from './release.mjs';
 import { startRouter } from './router.mjs';
@@ -52,11 +54,12 @@ Environment:
  * @property {Awaited<ReturnType<typeof startRouter>> | null} router
  * @property {Awaited<ReturnType<typeof watchEvents>> | null} watch
  * @property {boolean} installed whether the release is installed
+ * @property {ReturnType<typeof localRelease> | null} release  the release installed, once verified
  */
 
 async function main() {
   /** @type {Started} */
-  const started = { forwarders: [], router: null, watch: null, installed: false };
+  const started = { forwarders: [], router: null, watch: null, installed: false, release: null };
   let failed = false;
   try {
     await prepare(started);
@@ -70,7 +73,7 @@ async function main() {
     );
     started.watch = await watchEvents();
     const fx = await exercise(urls, router.url, started.watch);
-    await rollouts({ urls, fx, routerUrl: router.url });
+    await rollouts({ urls, fx, routerUrl: router.url }, started.release);
     await warnings();
     await started.watch.stop();
     started.watch = null;
@@ -86,8 +89,8 @@ async function main() {
 }
 
 /**
- * The stack and the cluster up, the forwarders, the release's databases, values and namespace,
- * and the Gateway API's CRDs.
+ * The release verified, the stack and the cluster up, the forwarders, the release's databases,
+ * values and namespace, and the Gateway API's CRDs.
  * @param {Started} started
  */
 async function prepare(started) {
@@ -97,6 +100,12 @@ async function prepare(started) {
       .filter(([, v]) => v !== 'running')
       .map(([k, v]) => `${k} ${v}`)
       .join(', ');
+  });
+  await step('the release in the local registry, its signatures and checksums verified', () => {
+    const release = localRelease();
+    verifyRelease(release);
+    started.release = release;
+    return `${release.manifest.chart.ref}:${release.manifest.chart.version} and ${Object.keys(release.manifest.images).length} images (verify.sh of npm run release)`;
   });
   await step('cluster up (node tools/k8s-lab/src/cluster/main.mjs up)', () =>
     spawnInherit(process.execPath, ['tools/k8s-lab/src/cluster/main.mjs', 'up']),
@@ -175,7 +184,7 @@ async function startForwarders(forwarders) {
  */
 async function install(started) {
   await step('helm install (migration hooks, every Deployment available)', async () => {
-    await helm(['install', RELEASE, CHART, ...helmArgs(), '--wait', '--timeout', '10m']);
+    await helm(['install', RELEASE, ...helmArgs(started.release), '--wait', '--timeout', '10m']);
     started.installed = true;
     const deps = await kubectlJson(['-n', NAMESPACE, 'get', 'deployments']);
     const unavailable = deps.items.filter(
@@ -183,6 +192,9 @@ async function install(started) {
     );
     if (unavailable.length)
       throw new Error(`not available: ${unavailable.map((d) => d.metadata.name).join(', ')}`);
+    // Every container runs an image pulled from the release's registry, by its released digest.
+    const foreign = await imagesNotReleased(started.release);
+    if (foreign.length) throw new Error(`images not of the release: ${foreign.join(', ')}`);
     return deps.items
       .map((d) => `${d.metadata.name} ${d.status.availableReplicas}/${d.spec.replicas}`)
       .join(', ');
@@ -257,8 +269,9 @@ async function exercise(urls, routerUrl, watch) {
 /**
  * An upgrade and a rollback, each under the request loop and k6's smoke scenario.
  * @param {Parameters<typeof rolloutUnderLoad>[2]} target
+ * @param {Started['release']} release
  */
-async function rollouts(target) {
+async function rollouts(target, release) {
   await step(
     'helm upgrade (a pod annotation) under a request loop: 0 failed',
     () =>
@@ -267,8 +280,7 @@ async function rollouts(target) {
         [
           'upgrade',
           RELEASE,
-          CHART,
-          ...helmArgs(),
+          ...helmArgs(release),
           '--set-string',
           `defaults.podAnnotations.herald\\.test/rollout=${Date.now()}`,
           '--wait',

@@ -1,9 +1,11 @@
 // The release the install test installs and what it needs around it: its namespace, values and
 // secret values, its own databases on the stack's PostgreSQL, and its Services' addresses.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { dataDir, ports, postgresUser, repoRoot } from '@herald/stack/config.mjs';
+import { ensureGoTool } from '@herald/stack/go-tools.mjs';
 import { adminToken, serviceToken, signingKeys } from '@herald/stack/secrets.mjs';
 import { kubectl, kubectlJson } from './kube.mjs';
 
@@ -18,13 +20,84 @@ const DB_PREFIX = 'herald_k8s_';
 /** Each pod's Prometheus port: the chart's `metrics.port`, which the test's values keep. */
 const METRICS_PORT = 9464;
 const DATABASES = ['auth', 'contacts', 'events', 'billing'];
-export const CHART = path.join(repoRoot, 'charts', 'herald');
-const VALUES = path.join(CHART, 'ci', 'local-cluster-values.yaml');
+const VALUES = path.join(repoRoot, 'charts', 'herald', 'ci', 'local-cluster-values.yaml');
 const workDir = path.join(dataDir, 'test-k8s');
 export const SECRET_VALUES = path.join(workDir, 'secret-values.yaml');
 
-/** The namespace and values files of `helm install` and `helm upgrade`. */
-export const helmArgs = () => ['-n', NAMESPACE, '-f', VALUES, '-f', SECRET_VALUES];
+/**
+ * The release of this checkout's version that `npm run release` made and pushed: its folder and
+ * manifest (the chart's OCI reference and version, each image's digest).
+ */
+export function localRelease() {
+  const { version } = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
+  const dir = path.join(dataDir, 'release', version);
+  const file = path.join(dir, 'manifest.json');
+  if (!fs.existsSync(file)) {
+    throw new Error(`no release of ${version} in ${dir}: run \`npm run release\` first`);
+  }
+  /** @type {{ version: string, chart: { ref: string, version: string, digest: string },
+   *   images: Record<string, { ref: string, digest: string }> }} */
+  const manifest = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const registry = manifest.chart.ref.replace(/^oci:\/\//, '').replace(/\/charts\/herald$/, '');
+  return { dir, manifest, registry };
+}
+
+/**
+ * Runs the release's own verify.sh (its checksums, and cosign's check of every signature), with
+ * cosign built from its Go module on PATH; throws with its output when a check fails.
+ * @param {ReturnType<typeof localRelease>} release
+ */
+export function verifyRelease(release) {
+  const cosign = ensureGoTool('cosign');
+  const result = spawnSync('sh', [path.join(release.dir, 'verify.sh')], {
+    encoding: 'utf8',
+    env: { ...process.env, PATH: `${path.dirname(cosign)}:${process.env.PATH}` },
+  });
+  if (result.status !== 0) throw new Error(`verify.sh failed:\n${result.stdout}${result.stderr}`);
+}
+
+/**
+ * The images the release's pods run that are not the release's own (`<ref>@<digest>` of its
+ * manifest, which containerd reports as the imageID of an image pulled by digest).
+ * @param {ReturnType<typeof localRelease>} release
+ */
+export async function imagesNotReleased(release) {
+  const released = new Set(
+    Object.values(release.manifest.images).map(
+      (i) => `${i.ref.replace(/:[^:/]+$/, '')}@${i.digest}`,
+    ),
+  );
+  const pods = await kubectlJson(['-n', NAMESPACE, 'get', 'pods']);
+  return [
+    ...new Set(
+      pods.items
+        .flatMap((/** @type {any} */ p) => p.status.containerStatuses ?? [])
+        .map((/** @type {{ imageID: string }} */ c) => c.imageID)
+        .filter((/** @type {string} */ id) => !released.has(id)),
+    ),
+  ];
+}
+
+/**
+ * The chart as `helm install` and `helm upgrade` name it (from the release's OCI registry, at
+ * its version), the namespace and the values: the cluster's, the stack's secrets, and the
+ * registry the release was pushed to (its images are pinned by digest in the chart's values).
+ * @param {ReturnType<typeof localRelease>} release
+ */
+export const helmArgs = (release) => [
+  release.manifest.chart.ref,
+  '--version',
+  release.manifest.chart.version,
+  ...(/^(127\.0\.0\.1|localhost)[:/]/.test(release.registry) ? ['--plain-http'] : []),
+  '-n',
+  NAMESPACE,
+  '-f',
+  VALUES,
+  '-f',
+  SECRET_VALUES,
+  '--set',
+  `image.registry=${release.registry}`,
+];
 
 /** JSON values for helm, written as YAML is a superset of JSON; 0600: it holds secrets. */
 export function writeSecretValues() {

@@ -56,6 +56,8 @@ interface RouteState {
 }
 
 const encoder = new TextEncoder();
+/** The longest delay setTimeout keeps (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
 
 export class Tracker {
   readonly flushAt: number;
@@ -162,8 +164,9 @@ export class Tracker {
    */
   close(options: { timeoutMs?: number } = {}): Promise<void> {
     const { timeoutMs } = options;
-    if (timeoutMs !== undefined && !(timeoutMs >= 0)) {
-      throw new RangeError('timeoutMs must be 0 or more');
+    // setTimeout runs a longer delay at once: a larger timeout would drop every queued Event.
+    if (timeoutMs !== undefined && !(timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) {
+      throw new RangeError(`timeoutMs must be from 0 to ${MAX_TIMER_MS}`);
     }
     this.closing ??= this.flush();
     if (timeoutMs === undefined) return this.closing;

@@ -62,6 +62,7 @@ export async function runDiskFullDrill({ sizeMb = 160, log = () => {} } = {}) {
     // Ballast: all but 12 MiB of the filesystem, freed once recording has stopped.
     const freeSpace = fillLeaving(mount, 12);
     const load = createLoad(drill.eventsUrl, who);
+    undo.push(() => load.stop());
     await untilFull(load);
     log(
       `disk full: ${load.acked.size} Events answered 202; answers ${JSON.stringify(load.statuses)}`,

@@ -15,7 +15,7 @@ import { IMAGE_BUILDS } from '@herald/k8s-lab/images/build.mjs';
 import { commandLine } from '@herald/stack/args.mjs';
 import { dataDir, repoRoot } from '@herald/stack/config.mjs';
 import { ensureGoTool } from '@herald/stack/go-tools.mjs';
-import { ensureRegistry, registryHost } from '@herald/stack/registry.mjs';
+import { ensureRegistry, isLoopbackRegistry, registryHost } from '@herald/stack/registry.mjs';
 import { checksums, pinnedValues, releaseNotes } from './artifacts.mjs';
 
 const USAGE = `Usage: npm run release [-- options]
@@ -101,14 +101,16 @@ if (problems.length > 0) {
 }
 const notes = releaseNotes(fs.readFileSync(path.join(repoRoot, 'CHANGELOG.md'), 'utf8'), version);
 
-const out = path.join(dataDir, 'release', version);
+// Built into a folder of its own and renamed at the end: a failed release leaves the last
+// complete one in place.
+const final = path.join(dataDir, 'release', version);
+const out = `${final}.partial`;
 fs.rmSync(out, { recursive: true, force: true });
 fs.mkdirSync(path.join(out, 'sbom'), { recursive: true });
-const registry = (options.registry ?? '').replace(/\/+$/, '') || (await ensureRegistry());
-const registryHostPart = registry.split('/')[0];
-// Plain HTTP for a registry on this machine's loopback only; anything else is TLS, verified.
-const plainHttp = /^(127\.0\.0\.1|localhost)(:\d+)?$/.test(registryHostPart);
-say(`release: Herald ${version}, chart ${chartVersion}, to ${registry} (${out})`);
+const registry = (options.registry ?? '').replace(/\/+$/, '') || registryHost;
+if (registry.split('/')[0] === registryHost) await ensureRegistry();
+const plainHttp = isLoopbackRegistry(registry);
+say(`release: Herald ${version}, chart ${chartVersion}, to ${registry} (${final})`);
 
 const [helm, syft, cosign] = await step('tools (helm, syft, cosign from their Go modules)', () => [
   ensureGoTool('helm'),
@@ -134,11 +136,15 @@ const key = await step('signing key', () => {
   if (!fs.existsSync(path.join(dir, 'cosign.key'))) {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     fs.writeFileSync(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
-    spawnSync(cosign, ['generate-key-pair'], {
+    const made = spawnSync(cosign, ['generate-key-pair'], {
       cwd: dir,
+      encoding: 'utf8',
       env: { ...process.env, COSIGN_PASSWORD: fs.readFileSync(passwordFile, 'utf8') },
-      stdio: 'ignore',
     });
+    if (made.status !== 0) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw new Error(`cosign generate-key-pair failed:\n${made.stdout}${made.stderr}`);
+    }
   }
   return {
     file: path.join(dir, 'cosign.key'),
@@ -157,6 +163,8 @@ const offline = ['--tlog-upload=false', '--use-signing-config=false', '--yes'];
 const registryFlags = plainHttp ? ['--allow-http-registry'] : [];
 
 const names = Object.keys(IMAGE_BUILDS);
+/** Where `npm run images` saves each image as an OCI archive. */
+const imagesDir = path.join(repoRoot, '.herald', 'images');
 if (!options['no-build']) {
   await step('images built (npm run images -- --no-run)', () => {
     exec(
@@ -191,7 +199,7 @@ for (const name of names) {
       syft,
       [
         'scan',
-        `oci-archive:${path.join(dataDir, 'images', `${name}.tar`)}`,
+        `oci-archive:${path.join(imagesDir, `${name}.tar`)}`,
         '-q',
         '-o',
         `spdx-json=${path.join(out, sbom)}`,
@@ -337,14 +345,16 @@ await step('verify.sh', () => {
   return 'passed';
 });
 
+fs.rmSync(final, { recursive: true, force: true });
+fs.renameSync(out, final);
 say('');
-for (const f of fs.readdirSync(out, { recursive: true, withFileTypes: true })) {
+for (const f of fs.readdirSync(final, { recursive: true, withFileTypes: true })) {
   if (!f.isFile()) continue;
   const file = path.join(f.parentPath, f.name);
   say(
-    `  ${path.relative(out, file).padEnd(40)} ${String(fs.statSync(file).size).padStart(10)} bytes`,
+    `  ${path.relative(final, file).padEnd(40)} ${String(fs.statSync(file).size).padStart(10)} bytes`,
   );
 }
 for (const [name, i] of Object.entries(images)) say(`  image ${name.padEnd(13)} ${i.digest}`);
 say(`  chart ${chartVersion.padEnd(13)} ${chart.digest}`);
-say(`\nrelease: Herald ${version} in ${path.relative(repoRoot, out)} (${since(started)})`);
+say(`\nrelease: Herald ${version} in ${path.relative(repoRoot, final)} (${since(started)})`);

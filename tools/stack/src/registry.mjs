@@ -22,6 +22,15 @@ const paths = {
   logFile: path.join(logDir, 'registry.log'),
 };
 
+/**
+ * Whether a registry (`host[:port][/path]`) is on this machine's loopback, the one case in which
+ * it is reached over plain HTTP; every other registry is TLS, verified.
+ * @param {string} registry
+ */
+export function isLoopbackRegistry(registry) {
+  return /^(127\.0\.0\.1|localhost)(:\d+)?$/.test(registry.split('/')[0]);
+}
+
 export function registryPid() {
   return livePid(paths.pidFile, 'registry');
 }
@@ -57,7 +66,10 @@ function config() {
 
 /** Starts the registry unless it runs; resolves once it answers. Returns its host:port. */
 export async function ensureRegistry() {
-  if (registryPid() && (await answers())) return registryHost;
+  const pid = registryPid();
+  if (pid && (await answers())) return registryHost;
+  // Ours but not answering (stuck, or still starting long after it should): start it afresh.
+  if (pid) await stopProcess(pid);
   ensureDir(runDir);
   ensureDir(logDir);
   ensureDir(paths.storage);

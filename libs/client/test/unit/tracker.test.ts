@@ -169,6 +169,7 @@ describe('Tracker', () => {
     ).toEqual(['user-2']);
     expect(tracker.size).toBe(2);
     expect(() => tracker.close({ timeoutMs: -1 })).toThrow(RangeError);
+    expect(() => tracker.close({ timeoutMs: Infinity })).toThrow(RangeError);
   });
 
   it('when a batch is refused with a final answer, then onError gets the error and its Events', async () => {

@@ -10,16 +10,16 @@ import { KUBERNETES_VERSION } from '../chart-check/k8s-schemas.mjs';
 import { run } from '@herald/stack/processes.mjs';
 
 /**
+ * The registry name `npm run images` builds the images under: a local name only, never pushed
+ * as such. `npm run release` pushes them to a registry.
+ */
+export const LAB_REGISTRY = 'localhost';
+
+/**
  * The chart's values for a run against the local stack: its own Secret (no existingSecret) with
  * the stack's tokens, signing keys, database URLs, Redis Cluster and Kafka, listening on
  * loopback only (the containers share the machine's network).
  */
-/**
- * The registry name `npm run images` builds the images under (and the cluster imports them by):
- * a local name only, never pushed as such. `npm run release` pushes them to a registry.
- */
-export const LAB_REGISTRY = 'localhost';
-
 export function stackValues({ secrets, databaseUrls, kafkaBrokers, redisClusterNodes }) {
   return {
     image: { registry: LAB_REGISTRY },

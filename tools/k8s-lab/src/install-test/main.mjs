@@ -101,12 +101,15 @@ async function prepare(started) {
       .map(([k, v]) => `${k} ${v}`)
       .join(', ');
   });
-  await step('the release in the local registry, its signatures and checksums verified', () => {
-    const release = localRelease();
-    verifyRelease(release);
-    started.release = release;
-    return `${release.manifest.chart.ref}:${release.manifest.chart.version} and ${Object.keys(release.manifest.images).length} images (verify.sh of npm run release)`;
-  });
+  await step(
+    'the release in the local registry, its signatures and checksums verified',
+    async () => {
+      const release = localRelease();
+      await verifyRelease(release);
+      started.release = release;
+      return `${release.manifest.chart.ref}:${release.manifest.chart.version} and ${Object.keys(release.manifest.images).length} images (verify.sh of npm run release)`;
+    },
+  );
   await step('cluster up (node tools/k8s-lab/src/cluster/main.mjs up)', () =>
     spawnInherit(process.execPath, ['tools/k8s-lab/src/cluster/main.mjs', 'up']),
   );

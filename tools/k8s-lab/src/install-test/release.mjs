@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { dataDir, ports, postgresUser, repoRoot } from '@herald/stack/config.mjs';
 import { ensureGoTool } from '@herald/stack/go-tools.mjs';
+import { ensureRegistry, isLoopbackRegistry, registryHost } from '@herald/stack/registry.mjs';
 import { adminToken, serviceToken, signingKeys } from '@herald/stack/secrets.mjs';
 import { kubectl, kubectlJson } from './kube.mjs';
 
@@ -43,11 +44,19 @@ export function localRelease() {
 }
 
 /**
- * Runs the release's own verify.sh (its checksums, and cosign's check of every signature), with
- * cosign built from its Go module on PATH; throws with its output when a check fails.
+ * Starts the local registry the release was pushed to (`npm stop` stops it), then runs the
+ * release's own verify.sh (its checksums, and cosign's check of every signature) with cosign
+ * built from its Go module on PATH; throws with its output when a check fails.
  * @param {ReturnType<typeof localRelease>} release
  */
-export function verifyRelease(release) {
+export async function verifyRelease(release) {
+  // The test cluster's containerd reaches the local registry only (its hosts.toml).
+  if (release.registry.split('/')[0] !== registryHost) {
+    throw new Error(
+      `the release was pushed to ${release.registry}; the test installs from the local registry ${registryHost}: run \`npm run release\``,
+    );
+  }
+  await ensureRegistry();
   const cosign = ensureGoTool('cosign');
   const result = spawnSync('sh', [path.join(release.dir, 'verify.sh')], {
     encoding: 'utf8',
@@ -88,7 +97,7 @@ export const helmArgs = (release) => [
   release.manifest.chart.ref,
   '--version',
   release.manifest.chart.version,
-  ...(/^(127\.0\.0\.1|localhost)[:/]/.test(release.registry) ? ['--plain-http'] : []),
+  ...(isLoopbackRegistry(release.registry) ? ['--plain-http'] : []),
   '-n',
   NAMESPACE,
   '-f',

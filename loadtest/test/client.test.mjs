@@ -23,8 +23,11 @@ async function k6Binary() {
 
 /** The fake: a token route, and one route per misbehaviour. Everything it sees is logged. */
 function fakeHerald() {
-  const exchanges = []; // {at, token}
-  const requests = []; // {route, attempt, at, token, body, requestId, contentType}
+  // `seq` orders everything the fake saw: three round trips on loopback can share one
+  // millisecond of `at`, so "between" is judged by it.
+  let seq = 0;
+  const exchanges = []; // {seq, at, token}
+  const requests = []; // {route, attempt, seq, at, token, body, requestId, contentType}
   const reply = (res, status, headers = {}, body = { accepted: 1 }) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
@@ -34,13 +37,14 @@ function fakeHerald() {
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
       const at = Date.now();
+      seq += 1;
       if (req.url === '/v1/token') {
         const expected = Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64');
         if (req.headers.authorization !== `Basic ${expected}`) {
           return reply(res, 401, {}, { code: 'invalid_client' });
         }
         const token = `t${exchanges.length + 1}`;
-        exchanges.push({ at, token });
+        exchanges.push({ seq, at, token });
         // The first token expires in 61 s: with the 60 s margin the client must exchange again
         // about a second later, before its next request.
         const expiresIn = exchanges.length === 1 ? 61 : 900;
@@ -52,6 +56,7 @@ function fakeHerald() {
       requests.push({
         route,
         attempt,
+        seq,
         at,
         token,
         body,
@@ -130,7 +135,7 @@ test('when Herald misbehaves, then the client waits, refreshes and resends as a 
     });
     assert.equal(code, 0, output);
     const seen = (route) => fake.requests.filter((r) => r.route === route);
-    const exchangesBetween = (a, b) => fake.exchanges.filter((e) => e.at >= a.at && e.at <= b.at);
+    const exchangesBetween = (a, b) => fake.exchanges.filter((e) => e.seq > a.seq && e.seq < b.seq);
 
     for (const r of fake.requests) {
       assert.match(r.requestId, /^selftest-\d+-\d+$/);

@@ -161,6 +161,9 @@ const cosignEnv = { COSIGN_PASSWORD: key.password };
 // signing config cosign would fetch through TUF): they need the internet.
 const offline = ['--tlog-upload=false', '--use-signing-config=false', '--yes'];
 const registryFlags = plainHttp ? ['--allow-http-registry'] : [];
+/** Signs an image or the chart in the registry, by digest (`<repository>@sha256:…`). */
+const signInRegistry = (/** @type {string} */ ref) =>
+  exec(cosign, ['sign', '--key', key.file, ...offline, ...registryFlags, ref], cosignEnv);
 
 const names = Object.keys(IMAGE_BUILDS);
 /** Where `npm run images` saves each image as an OCI archive. */
@@ -177,7 +180,7 @@ if (!options['no-build']) {
   });
 }
 
-/** @type {Record<string, { ref: string, digest: string, sbom: string }>} */
+/** @type {Record<string, { ref: string, repository: string, digest: string, sbom: string }>} */
 const images = {};
 for (const name of names) {
   await step(`image ${name}`, async () => {
@@ -208,19 +211,9 @@ for (const name of names) {
         SYFT_CHECK_FOR_APP_UPDATE: 'false',
       },
     );
-    exec(
-      cosign,
-      [
-        'sign',
-        '--key',
-        key.file,
-        ...offline,
-        ...registryFlags,
-        `${registry}/herald/${name}@${digest}`,
-      ],
-      cosignEnv,
-    );
-    images[name] = { ref, digest, sbom };
+    const repository = `${registry}/herald/${name}`;
+    signInRegistry(`${repository}@${digest}`);
+    images[name] = { ref, repository, digest, sbom };
     return `${ref}@${digest}, SBOM and signature`;
   });
 }
@@ -258,18 +251,7 @@ const chart = await step('chart packaged with pinned digests, pushed and signed'
   );
   const digest = /Digest:\s*(sha256:[0-9a-f]{64})/.exec(pushed)?.[1];
   if (!digest) throw new Error(`helm push printed no digest:\n${pushed}`);
-  exec(
-    cosign,
-    [
-      'sign',
-      '--key',
-      key.file,
-      ...offline,
-      ...registryFlags,
-      `${registry}/charts/herald@${digest}`,
-    ],
-    cosignEnv,
-  );
+  signInRegistry(`${registry}/charts/herald@${digest}`);
   exec(
     cosign,
     [
@@ -309,7 +291,7 @@ await step('notes, manifest, verify.sh, SHA256SUMS', () => {
     'sha256sum --check --quiet SHA256SUMS',
     ...Object.values(images).map(
       (i) =>
-        `cosign verify --key cosign.pub --insecure-ignore-tlog${verifyHttp} ${i.ref.replace(/:[^:/]+$/, '')}@${i.digest} > /dev/null`,
+        `cosign verify --key cosign.pub --insecure-ignore-tlog${verifyHttp} ${i.repository}@${i.digest} > /dev/null`,
     ),
     `cosign verify --key cosign.pub --insecure-ignore-tlog${verifyHttp} ${registry}/charts/herald@${chart.digest} > /dev/null`,
     `cosign verify-blob --key cosign.pub --insecure-ignore-tlog --bundle ${chartFile}.sigstore.json ${chartFile}`,

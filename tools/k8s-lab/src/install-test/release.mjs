@@ -37,7 +37,7 @@ export function localRelease() {
     throw new Error(`no release of ${version} in ${dir}: run \`npm run release\` first`);
   }
   /** @type {{ version: string, chart: { ref: string, version: string, digest: string },
-   *   images: Record<string, { ref: string, digest: string }> }} */
+   *   images: Record<string, { ref: string, repository: string, digest: string }> }} */
   const manifest = JSON.parse(fs.readFileSync(file, 'utf8'));
   const registry = manifest.chart.ref.replace(/^oci:\/\//, '').replace(/\/charts\/herald$/, '');
   return { dir, manifest, registry };
@@ -72,9 +72,7 @@ export async function verifyRelease(release) {
  */
 export async function imagesNotReleased(release) {
   const released = new Set(
-    Object.values(release.manifest.images).map(
-      (i) => `${i.ref.replace(/:[^:/]+$/, '')}@${i.digest}`,
-    ),
+    Object.values(release.manifest.images).map((i) => `${i.repository}@${i.digest}`),
   );
   const pods = await kubectlJson(['-n', NAMESPACE, 'get', 'pods']);
   return [

@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { commands, type Command, type Values } from './commands.js';
+import type { ForwardOptions } from './forward/forward.js';
 
 export interface OutputOptions {
   /** Print only this field of the answer (a dotted path), raw. */
@@ -9,7 +10,13 @@ export interface OutputOptions {
 }
 
 export type Invocation =
-  | { readonly kind: 'help'; readonly group?: string; readonly command?: Command }
+  | {
+      readonly kind: 'help';
+      readonly group?: string;
+      readonly command?: Command;
+      readonly forward?: boolean;
+    }
+  | { readonly kind: 'forward'; readonly options: ForwardOptions }
   | {
       readonly kind: 'run';
       readonly command: Command;
@@ -22,7 +29,7 @@ export class UsageError extends Error {
   constructor(
     message: string,
     /** What to show under the message: a command's synopsis, or the whole help. */
-    readonly hint: { command?: Command; group?: string; full?: boolean } = {},
+    readonly hint: { command?: Command; group?: string; full?: boolean; forward?: boolean } = {},
   ) {
     super(message);
     this.name = 'UsageError';
@@ -35,8 +42,17 @@ const globalOptions = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
+/** `forward`'s options: where the installation is, and the local port. */
+export const forwardFlags = {
+  namespace: { value: '<namespace>', help: "the release's namespace (default: kubectl's)" },
+  release: { value: '<name>', help: 'the Helm release name', default: 'herald' },
+  port: { value: '<port>', help: 'the local port on 127.0.0.1 (0: any free one)', default: '8081' },
+  context: { value: '<context>', help: "the kubeconfig context (default: kubectl's)" },
+} as const;
+
 /** Every option any command knows, so one strict parse catches typos everywhere. */
 const allOptions: NonNullable<ParseArgsConfig['options']> = { ...globalOptions };
+for (const name of Object.keys(forwardFlags)) allOptions[name] = { type: 'string' };
 for (const command of commands) {
   for (const name of Object.keys(command.flags)) allOptions[name] = { type: 'string' };
 }
@@ -78,6 +94,7 @@ export function parseInvocation(argv: readonly string[]): Invocation {
   if (first === 'help') return helpFor(rest);
 
   if (help) return helpFor(positionals);
+  if (first === 'forward') return forwardInvocation(rest, options);
   const command = findCommand(positionals, false);
 
   for (const [name, value] of Object.entries(options)) {
@@ -146,8 +163,46 @@ function findCommand(positionals: readonly string[], forHelp: boolean): Command 
   return command;
 }
 
+/** `forward [--namespace <ns>] [--release <name>] [--port <port>] [--context <context>]`. */
+function forwardInvocation(
+  extra: readonly string[],
+  options: Record<string, string | boolean | undefined>,
+): Invocation {
+  const hint = { forward: true };
+  if (extra.length > 0) {
+    throw new UsageError(
+      `unexpected argument "${extra[0]}" (options are written --name value)`,
+      hint,
+    );
+  }
+  for (const [name, value] of Object.entries(options)) {
+    if (value !== undefined && !(name in forwardFlags) && name !== 'help') {
+      throw new UsageError(`"forward" has no option --${name}`, hint);
+    }
+  }
+  const text = (name: keyof typeof forwardFlags) => {
+    const value = options[name] as string | undefined;
+    if (value === '') throw new UsageError(`--${name} needs a value`, hint);
+    return value;
+  };
+  const port = text('port') ?? forwardFlags.port.default;
+  if (!/^\d{1,5}$/.test(port) || Number(port) > 65535) {
+    throw new UsageError(`--port must be a TCP port, 0 to 65535 (got "${port}")`, hint);
+  }
+  return {
+    kind: 'forward',
+    options: {
+      namespace: text('namespace'),
+      release: text('release') ?? forwardFlags.release.default,
+      port: Number(port),
+      context: text('context'),
+    },
+  };
+}
+
 function helpFor(topic: readonly string[]): Invocation {
   if (topic.length === 0) return { kind: 'help' };
+  if (topic[0] === 'forward') return { kind: 'help', forward: true };
   const command = findCommand(topic, true);
   return command ? { kind: 'help', command } : { kind: 'help', group: topic[0] };
 }

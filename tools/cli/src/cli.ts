@@ -1,13 +1,16 @@
 import { parseInvocation, UsageError } from './args.js';
 import { callApi } from './client.js';
 import { requestOf } from './commands.js';
-import { helpText, synopsis } from './help.js';
+import { startForward, type ForwardOptions } from './forward/forward.js';
+import { forwardSynopsis, helpText, synopsis } from './help.js';
 import { formatFailure, formatSuccess } from './output.js';
 import { adminTokenOf, baseUrlOf, CliError, type Env } from './settings.js';
 
 export interface Io {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Resolves when a long-running command (forward) should stop: Ctrl-C or SIGTERM. */
+  untilStopped?(): Promise<void>;
 }
 
 export const EXIT_OK = 0;
@@ -29,6 +32,8 @@ export async function main(argv: readonly string[], env: Env, io: Io): Promise<n
     return EXIT_OK;
   }
 
+  if (invocation.kind === 'forward') return forward(invocation.options, env, io);
+
   try {
     const { command, values, output } = invocation;
     const answer = await callApi(baseUrlOf(env), adminTokenOf(env), requestOf(command, values));
@@ -46,8 +51,37 @@ export async function main(argv: readonly string[], env: Env, io: Io): Promise<n
   }
 }
 
+/** Serves the operator routes until stopped; exit code 1 when they cannot be forwarded. */
+async function forward(options: ForwardOptions, env: Env, io: Io): Promise<number> {
+  const log = (line: string) => io.stderr(`forward: ${line}\n`);
+  let running;
+  try {
+    running = await startForward(options, env, log);
+  } catch (error) {
+    const message =
+      error instanceof CliError ? error.message : `unexpected failure: ${String(error)}`;
+    io.stderr(`error: ${message}\n`);
+    return EXIT_FAILED;
+  }
+  const where = options.namespace ? `namespace ${options.namespace}` : "kubectl's namespace";
+  const services = [...running.services].map(([s, name]) => `  ${s.padEnd(9)} service/${name}`);
+  io.stdout(
+    [
+      `Operator API of release "${options.release}" (${where}) on ${running.url}`,
+      ...services,
+      `In another shell: export HERALD_URL=${running.url}`,
+      'Stop with Ctrl-C.',
+      '',
+    ].join('\n'),
+  );
+  await (io.untilStopped?.() ?? Promise.resolve());
+  await running.close();
+  return EXIT_OK;
+}
+
 function usageHint(error: UsageError): string {
-  const { command, group, full } = error.hint;
+  const { command, group, full, forward: forwardHint } = error.hint;
+  if (forwardHint) return `usage: herald-admin ${forwardSynopsis}\n`;
   if (command) return `usage: herald-admin ${synopsis(command)}\n`;
   if (group !== undefined) return `Run "herald-admin ${group} --help" for its commands.\n`;
   return full ? `\n${helpText()}` : `Run "herald-admin help" for the commands.\n`;

@@ -1,4 +1,4 @@
-import { commandsOf, groups, nameOf } from './args.js';
+import { commandsOf, forwardFlags, groups, nameOf } from './args.js';
 import { commands, type Command } from './commands.js';
 import { DEFAULT_URL } from './settings.js';
 
@@ -33,6 +33,24 @@ function details(command: Command): string {
   ].join('\n');
 }
 
+export const forwardSynopsis = `forward ${Object.entries(forwardFlags)
+  .map(([name, flag]) => `[--${name} ${flag.value}]`)
+  .join(' ')}`;
+
+const forwardHelp = `Reaching an installation whose operator API is not exposed
+  ${forwardSynopsis}
+      Serves every operator route of a Helm release on http://127.0.0.1:<port>, through one
+      kubectl port-forward per Service (auth, contacts, events, billing), until Ctrl-C; point
+      HERALD_URL at it from another shell. Uses kubectl (KUBECTL, else from PATH) with its
+      KUBECONFIG. A port-forward that ends (its pod went away) is opened again.
+${Object.entries(forwardFlags)
+  .map(([name, flag]) => {
+    const fallback = 'default' in flag ? ` (default: ${flag.default})` : '';
+    return `      ${`--${name} ${flag.value}`.padEnd(26)}${flag.help}${fallback}`;
+  })
+  .join('\n')}
+      e.g. herald-admin forward --namespace herald --release herald`;
+
 const common = `Options for every command
   --get <field>   print only this field of the answer, raw (a dotted path works: eventNames.0.name)
   --json          compact one-line JSON instead of pretty JSON
@@ -42,6 +60,7 @@ Environment
   HERALD_URL       the ingress address (default ${DEFAULT_URL})
   ADMIN_TOKEN      the operator token (default: the local stack's .herald/admin-token)
   HERALD_DATA_DIR  the local stack's data folder (default .herald, relative to the repository)
+  KUBECTL          the kubectl forward runs (default: kubectl from the PATH)
 
 Output
   The answer body as pretty JSON on stdout; an answer without a body (204) prints nothing.
@@ -53,8 +72,11 @@ Exit codes
   2  the command line is wrong (unknown command or option, missing required option);
      nothing was sent`;
 
-/** The whole help, or one group's, or one command's. */
-export function helpText(topic: { group?: string; command?: Command } = {}): string {
+/** The whole help, or one group's, or one command's, or forward's. */
+export function helpText(
+  topic: { group?: string; command?: Command; forward?: boolean } = {},
+): string {
+  if (topic.forward) return `Usage\n  herald-admin ${forwardSynopsis}\n\n${forwardHelp}\n`;
   const shown = topic.command
     ? [topic.command]
     : topic.group !== undefined
@@ -70,7 +92,7 @@ export function helpText(topic: { group?: string; command?: Command } = {}): str
 
 Commands${topic.command || topic.group !== undefined ? '' : ` (groups: ${groups.join(', ')})`}
 ${shown.map(details).join('\n\n')}
-
+${topic.command || topic.group !== undefined ? '' : `\n${forwardHelp}\n`}
 ${common}
 `;
 }

@@ -5,4 +5,9 @@ import { main } from './cli.js';
 process.exitCode = await main(process.argv.slice(2), process.env, {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
+  untilStopped: () =>
+    new Promise((resolve) => {
+      process.once('SIGINT', () => resolve());
+      process.once('SIGTERM', () => resolve());
+    }),
 });

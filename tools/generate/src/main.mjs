@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import prettier from 'prettier';
 import { renderApiReference } from './api-reference.mjs';
 import { dockerfile } from './dockerfile.mjs';
-import { chartProcesses, composeFile, stackRegistry } from './render.mjs';
+import { chartProcesses, cliOperatorRoutes, composeFile, stackRegistry } from './render.mjs';
 import { alertsWithSloGroup, k6Objectives } from '@herald/observability/slos.mjs';
 import { commandLine } from '@herald/stack/args.mjs';
 import { repoRoot as root } from '@herald/stack/config.mjs';
@@ -30,6 +30,7 @@ const targets = [
   { file: 'libs/api-reference/openapi.json', render: openApiDocument },
   { file: 'tools/stack/src/processes.generated.json', render: stackRegistry },
   { file: 'charts/herald/templates/_processes.tpl', render: chartProcesses },
+  { file: 'tools/cli/src/forward/operator-routes.generated.ts', render: cliOperatorRoutes },
   { file: 'docker-compose.yml', render: composeFile },
   {
     file: 'docs/api-reference.md',
@@ -115,7 +116,7 @@ for (const target of targets) {
     ignorePath: path.join(root, '.prettierignore'),
   });
   const text =
-    ignored || !inferredParser || !target.file.endsWith('.json')
+    ignored || !inferredParser || !/\.(json|ts)$/.test(target.file)
       ? rendered
       : await prettier.format(rendered, {
           ...(await prettier.resolveConfig(file)),

@@ -218,6 +218,29 @@ export function chartProcesses(manifests) {
 }
 
 /**
+ * tools/cli/src/forward/operator-routes.generated.ts: which Service answers each operator route,
+ * for `herald-admin forward` (one local address in front of every Service's operator routes).
+ */
+export function cliOperatorRoutes(manifests) {
+  // operatorPaths drops the leading ^ that ingress-nginx adds itself; the router needs it back
+  const routes = processesOf(manifests).flatMap((p) =>
+    operatorPaths(p).map(
+      (r) => `  { regex: ${JSON.stringify(`^${r}`)}, service: ${JSON.stringify(p.name)} },`,
+    ),
+  );
+  return [
+    `// ${GENERATED_BY}: do not edit.`,
+    "import type { Route } from './router.js';",
+    '',
+    '/** The operator routes (regular expressions, as the operator Ingress has them), by Service. */',
+    'export const operatorRoutes: readonly Route[] = [',
+    ...routes,
+    '];',
+    '',
+  ].join('\n');
+}
+
+/**
  * Replaces the lines between a begin marker (`<comment> generated …: <id>`) and an end marker
  * (`<comment> end of generated <id>`) of a hand-written file, indented as the begin marker is.
  */

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { stackRegistry } from './render.mjs';
+import { cliOperatorRoutes, stackRegistry } from './render.mjs';
 import { repoRoot as root } from '@herald/stack/config.mjs';
 
 const process_ = (name, port, metricsPort) => ({
@@ -111,4 +111,24 @@ test('when a service has routes, then its first process lists the methods each r
     { path: '/pages', methods: ['GET'] },
   ]);
   assert.equal(registry[1].allow, undefined);
+});
+
+test("when a process has operator routes, then the CLI's route list names each anchored expression with its process, and no public route", () => {
+  const withRoutes = (name, port, ingress) => ({ ...process_(name, port, port + 1000), ingress });
+  const text = cliOperatorRoutes(
+    manifests([
+      withRoutes('auth', 18081, [{ exact: '/v1/token' }, { regex: '^/admin/v1/tenants/?$' }]),
+      withRoutes('billing', 18084, [{ regex: '^/admin/v1/tenants/[^/]+/billing$' }]),
+    ]),
+  );
+  assert.match(text, /\{ regex: "\^\/admin\/v1\/tenants\/\?\$", service: "auth" \}/);
+  assert.match(
+    text,
+    /\{ regex: "\^\/admin\/v1\/tenants\/\[\^\/\]\+\/billing\$", service: "billing" \}/,
+  );
+  assert.doesNotMatch(text, /v1\/token/);
+  assert.throws(
+    () => cliOperatorRoutes(manifests([withRoutes('auth', 18081, [{ regex: '^/v1/x$' }])])),
+    /a regex route must be an operator route/,
+  );
 });

@@ -1,7 +1,7 @@
 // `npm run release`: one version of Herald, built, described, signed and pushed (docs/release.md).
 // Into .herald/release/<version>/ it writes the images' SBOMs, the packaged chart with the
-// release's registry and image digests pinned in its values, the SDK's npm tarball, the npm
-// dependency SBOM, the public key and signatures, release notes from CHANGELOG.md, a manifest of
+// release's registry and image digests pinned in its values, the SDK's and the operator CLI's
+// npm tarballs, the npm dependency SBOM, the public key and signatures, release notes from CHANGELOG.md, a manifest of
 // every artifact, SHA256SUMS and verify.sh; it pushes the images and the chart to an OCI registry
 // and signs them there. Each step prints one line with its time.
 import { spawnSync } from 'node:child_process';
@@ -28,6 +28,7 @@ Builds one release of Herald, the version in package.json (the chart's appVersio
   chart         helm package, with image.registry and every image digest pinned in its values,
                 pushed to oci://<registry>/charts
   SDK           @herald/client as an npm tarball (npm pack), ready to publish
+  CLI           herald-admin (@herald/cli), the operator CLI, as an npm tarball (npm install -g)
   signatures    the images and the chart in the registry, and the chart's tarball, signed with
                 cosign and a key; cosign.pub and verify.sh check them
   notes         the version's section of CHANGELOG.md; manifest.json; SHA256SUMS
@@ -268,16 +269,24 @@ const chart = await step('chart packaged with pinned digests, pushed and signed'
   return { ref: `oci://${registry}/charts/herald`, version: chartVersion, digest };
 });
 
-const sdkFile = await step('SDK tarball (npm pack) and the npm dependency SBOM', () => {
-  const packed = JSON.parse(
-    exec('npm', ['pack', '-w', '@herald/client', '--json', '--pack-destination', out]),
-  );
-  fs.writeFileSync(
-    path.join(out, 'sbom', 'npm.spdx.json'),
-    exec('npm', ['sbom', '--sbom-format', 'spdx', '--omit', 'dev']),
-  );
-  return packed[0].filename;
-});
+const [sdkFile, cliFile] = await step(
+  'SDK and operator CLI tarballs (npm pack), the npm dependency SBOM',
+  () => {
+    const packed = JSON.parse(
+      exec('npm', [
+        'pack',
+        ...['-w', '@herald/client', '-w', '@herald/cli'],
+        ...['--json', '--pack-destination', out],
+      ]),
+    );
+    fs.writeFileSync(
+      path.join(out, 'sbom', 'npm.spdx.json'),
+      exec('npm', ['sbom', '--sbom-format', 'spdx', '--omit', 'dev']),
+    );
+    const file = (name) => packed.find((p) => p.name === name).filename;
+    return [file('@herald/client'), file('@herald/cli')];
+  },
+);
 
 await step('notes, manifest, verify.sh, SHA256SUMS', () => {
   fs.writeFileSync(path.join(out, 'RELEASE-NOTES.md'), notes ?? `# Herald ${version}\n`);
@@ -304,6 +313,7 @@ await step('notes, manifest, verify.sh, SHA256SUMS', () => {
     chart: { ...chart, file: chartFile },
     images,
     sdk: sdkFile,
+    cli: cliFile,
     sboms: ['sbom/npm.spdx.json', ...Object.values(images).map((i) => i.sbom)],
     publicKey: 'cosign.pub',
   };

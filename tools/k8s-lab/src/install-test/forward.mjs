@@ -6,6 +6,7 @@
 // their non-flexible versions are parsed, so the forwarder also lowers the newest version of
 // each that the broker's ApiVersions answer offers: a client then asks in one of those.
 import net from 'node:net';
+import { ports } from '@herald/stack/config.mjs';
 
 const METADATA = 3;
 const FIND_COORDINATOR = 10;
@@ -221,4 +222,27 @@ export function startForwarder({ listen, target, kafka = false, warn = () => {} 
       });
     });
   });
+}
+
+/**
+ * The forwarders from `host` (the pod bridge) to the stack's PostgreSQL, Redis and Kafka, each
+ * added to `forwarders` once it listens, so that a failure part way leaves the started ones to
+ * be closed.
+ * @param {string} host
+ * @param {{ close: () => Promise<void> }[]} forwarders
+ */
+export async function forwardStackBackends(host, forwarders) {
+  const to = (/** @type {number} */ port) => ({
+    listen: { host, port },
+    target: { host: '127.0.0.1', port },
+  });
+  forwarders.push(await startForwarder(to(ports.postgres)));
+  forwarders.push(await startForwarder(to(ports.redis)));
+  forwarders.push(
+    await startForwarder({
+      ...to(ports.kafka),
+      kafka: true,
+      warn: (m) => console.log(`  kafka forwarder: ${m}`),
+    }),
+  );
 }

@@ -8,15 +8,17 @@
 // Prints one line per step with its time; exits 1 when a step fails.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { startRouter } from '@herald/cli/router';
 import { commandLine } from '@herald/stack/args.mjs';
-import { ports, repoRoot } from '@herald/stack/config.mjs';
+import { ports, repoRoot, stackServices } from '@herald/stack/config.mjs';
 import { up as stackUp } from '@herald/stack/index.mjs';
 import { sleep } from '@herald/stack/processes.mjs';
 import { ensureGatewayApiCrds } from '../gateway-api.mjs';
 import { call, EVENTS_TOPIC, eventBody, exportAndErase, fixture, watchEvents } from './clients.mjs';
-import { startForwarder } from './forward.mjs';
+import { forwardStackBackends } from './forward.mjs';
 import { helm, kubectl, kubectlJson } from './kube.mjs';
 import { k6Smoke, rolloutUnderLoad } from './load.mjs';
+import { operatorRoutesThroughForward } from './operator-cli.mjs';
 import {
   BRIDGE,
   dropDatabases,
@@ -33,7 +35,6 @@ import {
   verifyRelease,
   writeSecretValues,
 } from './release.mjs';
-import { startRouter } from './router.mjs';
 import { printSummary, step, stepAt } from './steps.mjs';
 
 const USAGE = `Usage: npm run test:k8s
@@ -66,13 +67,18 @@ async function main() {
     await install(started);
     const urls = await serviceUrls();
     console.log(`  ClusterIPs: ${JSON.stringify(urls)}`);
-    const router = await startRouter(urls);
+    // the chart's public and operator Ingress routes: both are generated from the stack's registry
+    const routes = stackServices.flatMap((s) => s.routes.map((r) => ({ ...r, service: s.name })));
+    const router = await startRouter(routes, (service) => urls[service]);
     started.router = router;
     console.log(
       `  the chart's Ingress paths routed to them from ${router.url} (no Ingress controller)`,
     );
     started.watch = await watchEvents();
     const fx = await exercise(urls, router.url, started.watch);
+    await step('herald-admin forward: every operator route through one local address', () =>
+      operatorRoutesThroughForward(),
+    );
     await rollouts({ urls, fx, routerUrl: router.url }, started.release);
     await warnings();
     await started.watch.stop();
@@ -114,7 +120,7 @@ async function prepare(started) {
     spawnInherit(process.execPath, ['tools/k8s-lab/src/cluster/main.mjs', 'up']),
   );
   await step(`forwarders on ${BRIDGE} to the stack's PostgreSQL, Redis and Kafka`, async () => {
-    await startForwarders(started.forwarders);
+    await forwardStackBackends(BRIDGE, started.forwarders);
     return `${ports.postgres}, ${ports.redis}, ${ports.kafka} (Kafka's advertised 127.0.0.1 rewritten to ${BRIDGE})`;
   });
   await step('release databases created afresh', freshDatabases);
@@ -153,32 +159,6 @@ function spawnInherit(cmd, args) {
       code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}`)),
     );
   });
-}
-
-/**
- * The forwarders from the pod bridge to the stack's PostgreSQL, Redis and Kafka, each added to
- * `forwarders` once it listens.
- * @param {Started['forwarders']} forwarders
- */
-async function startForwarders(forwarders) {
-  /** @param {number} port */
-  const target = (port) => ({ host: '127.0.0.1', port });
-  /** @param {number} port */
-  const listen = (port) => ({ host: BRIDGE, port });
-  forwarders.push(
-    await startForwarder({ listen: listen(ports.postgres), target: target(ports.postgres) }),
-  );
-  forwarders.push(
-    await startForwarder({ listen: listen(ports.redis), target: target(ports.redis) }),
-  );
-  forwarders.push(
-    await startForwarder({
-      listen: listen(ports.kafka),
-      target: target(ports.kafka),
-      kafka: true,
-      warn: (m) => console.log(`  kafka forwarder: ${m}`),
-    }),
-  );
 }
 
 /**

@@ -61,7 +61,7 @@ describe('the package', () => {
     }
   });
 
-  it('when its manifest is read, then it has no runtime dependency and is publishable', () => {
+  it('when its manifest is read, then it has no runtime dependency and is publishable, with provenance', () => {
     const manifest = JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
     expect(manifest.name).toBe('@herald/client');
     expect(manifest.private).toBeUndefined();
@@ -73,5 +73,8 @@ describe('the package', () => {
       default: './dist/index.js',
     });
     expect(manifest.files).toContain('dist');
+    // npm publish then attaches a signed statement of the CI run that built it, and refuses to
+    // publish from anywhere else
+    expect(manifest.publishConfig).toStrictEqual({ access: 'public', provenance: true });
   });
 });

@@ -14,6 +14,13 @@ export { REQUEST_ID_HEADER, requestId } from './request-id.js';
 export { startServer, type RunningServer, type ServerOptions } from './server.js';
 export { formatPath, parseOrThrow } from './validate.js';
 export {
+  decodeCursor,
+  encodeCursor,
+  nextCursor,
+  optionalQueryParameters,
+  pageQuery,
+} from './paging.js';
+export {
   NOT_STORABLE,
   NO_CONTROL_PATTERN,
   STORABLE_JSON_VALUE_REF,

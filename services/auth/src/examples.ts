@@ -10,6 +10,16 @@ export const tenantExample = {
   createdAt: '2026-11-24T02:06:26.748Z',
 };
 
+export const tenantListExample = {
+  tenants: [tenantExample],
+  nextCursor: 'MTc5NTkwOTE4Njc0ODAwMC44MGU1YjQ0MC02ODgzLTQzZDktYjQ3YS1hYjkyOTFkMWZhMjM',
+};
+
+export const tenantListInvalidExample = {
+  code: 'validation_error',
+  message: 'query.limit: Too big: expected number to be <=100',
+};
+
 export const tenantInvalidExample = {
   code: 'validation_error',
   message: 'body.name: Too small: expected string to have >=1 characters',
@@ -27,6 +37,29 @@ export const apiKeyExample = {
   kind: 'secret',
   scopes: ['events:write', 'contacts:write', 'contacts:read', 'contacts:export', 'contacts:erase'],
   createdAt: '2026-11-24T02:06:26.847Z',
+};
+
+export const apiKeyListExample = {
+  apiKeys: [
+    {
+      clientId: 'pk_4fQ2mZ8RkV1xW7nB3cT6yH',
+      kind: 'publishable',
+      name: 'shop pages',
+      scopes: ['events:write'],
+      identifierLookup: false,
+      allowedOrigins: ['https://shop.example.com'],
+      createdAt: '2026-11-25T09:12:03.114Z',
+      revokedAt: null,
+    },
+    {
+      clientId: apiKeyExample.clientId,
+      kind: 'secret',
+      name: 'backend',
+      scopes: apiKeyExample.scopes,
+      createdAt: apiKeyExample.createdAt,
+      revokedAt: '2026-11-26T17:40:51.002Z',
+    },
+  ],
 };
 
 /** `{"kind": "public"}` */

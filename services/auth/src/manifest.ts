@@ -6,13 +6,17 @@ import {
   defineService,
   errorSchemas,
   noSuchTenantExample,
+  optionalQueryParameters,
   settingsOf,
   uuidParameter,
 } from '@herald/http';
 import {
+  apiKeyListResponse,
   apiKeyResponse,
   createApiKeyBody,
   createTenantBody,
+  listTenantsQuery,
+  tenantListResponse,
   eventRetentionResponse,
   setEventRetentionBody,
   tenantDeletionResponse,
@@ -27,6 +31,7 @@ import { CLIENT_ID } from './domain/credentials.js';
 import { EVENT_RETENTION_DAYS } from './domain/event-retention.js';
 import {
   apiKeyExample,
+  apiKeyListExample,
   apiKeyInvalidExample,
   apiKeyWriteExample,
   eventRetentionExample,
@@ -40,6 +45,8 @@ import {
   tenantDeletionUnconfirmedExample,
   tenantExample,
   tenantInvalidExample,
+  tenantListExample,
+  tenantListInvalidExample,
   tenantWriteExample,
   tokenExample,
 } from './examples.js';
@@ -175,6 +182,45 @@ export const manifest = defineService({
         401: unauthorizedAdmin,
       },
     },
+    listTenants: {
+      method: 'get',
+      path: '/admin/v1/tenants',
+      audience: 'operator',
+      access: { kind: 'admin' },
+      summary: 'List Tenants',
+      description:
+        'The Tenants, newest first, a page at a time: `nextCursor` of one page, sent as `cursor`, gives the next. `search` keeps those whose name holds it (any case) or whose id it is. A Tenant being deleted is not listed.',
+      queryParameters: optionalQueryParameters(listTenantsQuery.shape),
+      responses: {
+        200: {
+          description: 'a page of Tenants',
+          schema: tenantListResponse,
+          example: tenantListExample,
+        },
+        400: {
+          description:
+            'validation_error: a `limit` out of range, or a `cursor` this list did not give',
+          schema: standardError,
+          example: tenantListInvalidExample,
+        },
+        401: unauthorizedAdmin,
+      },
+    },
+    getTenant: {
+      method: 'get',
+      path: '/admin/v1/tenants/:tenantId',
+      audience: 'operator',
+      access: { kind: 'admin' },
+      summary: 'A Tenant',
+      description:
+        'The Tenant: its id, name and when it was created. A Tenant being deleted is a 404.',
+      pathParameters: tenantId,
+      responses: {
+        200: { description: 'the Tenant', schema: tenantResponse, example: tenantExample },
+        401: unauthorizedAdmin,
+        404: noSuchTenant,
+      },
+    },
     deleteTenant: {
       method: 'delete',
       path: '/admin/v1/tenants/:tenantId',
@@ -236,6 +282,21 @@ export const manifest = defineService({
           schema: standardError,
           example: apiKeyInvalidExample,
         },
+        401: unauthorizedAdmin,
+        404: noSuchTenant,
+      },
+    },
+    listApiKeys: {
+      method: 'get',
+      path: '/admin/v1/tenants/:tenantId/api-keys',
+      audience: 'operator',
+      access: { kind: 'admin' },
+      summary: "A Tenant's API keys",
+      description:
+        'Every key of the Tenant, revoked ones included (with `revokedAt`), newest first. Secrets are never shown again: only their hash is kept. When a key was last used is not recorded.',
+      pathParameters: tenantId,
+      responses: {
+        200: { description: 'its keys', schema: apiKeyListResponse, example: apiKeyListExample },
         401: unauthorizedAdmin,
         404: noSuchTenant,
       },

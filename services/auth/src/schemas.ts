@@ -1,5 +1,5 @@
 import { PUBLISHABLE_KEY_SCOPES, SCOPES } from '@herald/auth';
-import { NOT_STORABLE, storable } from '@herald/http';
+import { NOT_STORABLE, nextCursor, pageQuery, storable } from '@herald/http';
 import { z } from 'zod';
 import { EVENT_RETENTION_DAYS } from './domain/event-retention.js';
 
@@ -88,6 +88,36 @@ export const apiKeyResponse = z.object({
   createdAt: z.iso.datetime(),
 });
 
+/** A page of Tenants: at most this many, 50 unless `limit` says. */
+export const TENANT_PAGE = { default: 50, max: 100 } as const;
+
+export const listTenantsQuery = z.object({
+  search: z
+    .string()
+    .trim()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe("a part of the Tenant's name (any case), or its whole id"),
+  ...pageQuery('Tenants', TENANT_PAGE),
+});
+
+export const tenantListResponse = z.object({
+  tenants: z.array(tenantResponse).describe('newest first'),
+  nextCursor,
+});
+
+export const listedApiKey = apiKeyResponse.omit({ secret: true }).extend({
+  name: z.string().nullable(),
+  revokedAt: z.iso.datetime().nullable().describe('when it was revoked; `null`: it works'),
+});
+
+export const apiKeyListResponse = z.object({
+  apiKeys: z
+    .array(listedApiKey)
+    .describe('every key of the Tenant, revoked ones included, newest first; never a secret'),
+});
+
 /** A Tenant's Event retention, as read and as set (docs/operations.md#how-long-an-event-is-kept). */
 export const eventRetentionResponse = z.object({
   days: z
@@ -130,6 +160,8 @@ export const tokenResponse = z.object({
 });
 
 export type TenantResponse = z.output<typeof tenantResponse>;
+export type TenantListResponse = z.output<typeof tenantListResponse>;
+export type ApiKeyListResponse = z.output<typeof apiKeyListResponse>;
 export type ApiKeyResponse = z.output<typeof apiKeyResponse>;
 export type TokenResponse = z.output<typeof tokenResponse>;
 export type TenantDeletionResponse = z.output<typeof tenantDeletionResponse>;

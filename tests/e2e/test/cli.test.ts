@@ -59,6 +59,36 @@ describe('herald-admin against the running stack', () => {
     expect(await after.json()).toMatchObject({ code: 'invalid_client' });
   });
 
+  it('when tenants are listed by a search and a key listed after its revocation, then the list shows the tenant and the key revoked, without its secret', async () => {
+    const name = `CLI e2e list ${Date.now()}`;
+    const tenantId = (
+      await runCli(['tenants', 'create', '--name', name, '--get', 'id'])
+    ).stdout.trim();
+    const key = JSON.parse(
+      (await runCli(['keys', 'create', '--tenant', tenantId, '--json'])).stdout,
+    );
+    await runCli(['keys', 'revoke', '--tenant', tenantId, '--client-id', key.clientId]);
+
+    const listed = await runCli(['tenants', 'list', '--search', name.toLowerCase(), '--json']);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual({
+      tenants: [{ id: tenantId, name, createdAt: expect.any(String) }],
+      nextCursor: null,
+    });
+    expect(await runCli(['tenants', 'show', '--tenant', tenantId, '--get', 'name'])).toEqual({
+      code: 0,
+      stdout: `${name}\n`,
+      stderr: '',
+    });
+
+    const keys = await runCli(['keys', 'list', '--tenant', tenantId]);
+    expect(keys.code).toBe(0);
+    expect(keys.stdout).not.toContain(key.secret);
+    expect(JSON.parse(keys.stdout).apiKeys).toEqual([
+      expect.objectContaining({ clientId: key.clientId, revokedAt: expect.any(String) }),
+    ]);
+  });
+
   it('when the admin token is wrong, then the exit code is 1 and stderr says unauthenticated', async () => {
     const result = await runCli(['tenants', 'create', '--name', 'Nope'], {
       ADMIN_TOKEN: 'not-the-admin-token',

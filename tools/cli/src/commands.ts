@@ -31,6 +31,8 @@ export interface Command {
    */
   readonly path: string;
   readonly flags: Readonly<Record<string, Flag>>;
+  /** Options sent in the query string under their own names, when given. */
+  readonly query?: readonly string[];
   /** The JSON body; commands without one send none. `undefined` members are left out. */
   readonly body?: (values: Values) => Record<string, unknown>;
   readonly example: string;
@@ -56,6 +58,34 @@ export const commands: readonly Command[] = [
     flags: { name: { value: '<name>', help: 'the tenant name', required: true } },
     body: (v) => ({ name: v.name }),
     example: 'herald-admin tenants create --name "Acme Inc" --get id',
+  },
+  {
+    group: 'tenants',
+    action: 'list',
+    summary:
+      "List tenants, newest first, a page at a time; the answer's nextCursor, given as --cursor, is the next page (null: the last).",
+    method: 'GET',
+    path: '/admin/v1/tenants',
+    flags: {
+      search: { value: '<text>', help: 'a part of the name (any case), or the whole id' },
+      limit: {
+        value: '<n>',
+        help: 'tenants per page, 1 to 100 (the API default: 50)',
+        pattern: { regex: /^[0-9]+$/, describes: 'a whole number' },
+      },
+      cursor: { value: '<cursor>', help: "the previous page's nextCursor" },
+    },
+    query: ['search', 'limit', 'cursor'],
+    example: 'herald-admin tenants list --search acme --get tenants.0.id',
+  },
+  {
+    group: 'tenants',
+    action: 'show',
+    summary: 'Show a tenant: its id, name and when it was created.',
+    method: 'GET',
+    path: '/admin/v1/tenants/{tenant}',
+    flags: { tenant },
+    example: 'herald-admin tenants show --tenant "$TENANT" --get name',
   },
   {
     group: 'tenants',
@@ -114,6 +144,16 @@ export const commands: readonly Command[] = [
     }),
     example:
       'herald-admin keys create --tenant "$TENANT" --scopes events:write,contacts:read --json',
+  },
+  {
+    group: 'keys',
+    action: 'list',
+    summary:
+      "List a tenant's keys, revoked ones included (revokedAt), newest first; secrets are never shown again.",
+    method: 'GET',
+    path: '/admin/v1/tenants/{tenant}/api-keys',
+    flags: { tenant },
+    example: 'herald-admin keys list --tenant "$TENANT" --get apiKeys.0.clientId',
   },
   {
     group: 'keys',
@@ -214,5 +254,15 @@ export function requestOf(command: Command, values: Values): ApiRequest {
   const path = command.path.replace(/\{([a-z-]+)\}/g, (_match, name: string) =>
     encodeURIComponent(values[name] ?? ''),
   );
-  return { method: command.method, path, body: command.body?.(values) };
+  const query = new URLSearchParams(
+    (command.query ?? []).flatMap((name): [string, string][] => {
+      const value = values[name];
+      return value === undefined ? [] : [[name, value]];
+    }),
+  ).toString();
+  return {
+    method: command.method,
+    path: query === '' ? path : `${path}?${query}`,
+    body: command.body?.(values),
+  };
 }

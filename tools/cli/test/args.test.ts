@@ -60,7 +60,7 @@ describe('usage errors', () => {
     [[], /^error: missing command\n/],
     [['frobnicate'], /^error: unknown command "frobnicate"\n/],
     [['help', 'frobnicate'], /^error: unknown command "frobnicate"\n/],
-    [['keys'], /^error: missing action for "keys": one of create, revoke\n/],
+    [['keys'], /^error: missing action for "keys": one of create, list, revoke\n/],
     [['keys', 'rotate', '--tenant', TENANT], /^error: unknown command "keys rotate"/],
     [['tenants', 'create'], /^error: missing required option --name <name>\n/],
     [['tenants', 'create', '--name', ''], /^error: missing required option --name <name>\n/],

@@ -78,6 +78,15 @@ export async function findApiKeyByClientId(
   return rows[0] ? toApiKey(rows[0]) : null;
 }
 
+/** Every key of the Tenant, revoked ones included, newest first. */
+export async function listApiKeys(db: Queryable, tenantId: string): Promise<ApiKey[]> {
+  const { rows } = await db.query<ApiKeyRow>(
+    `select ${COLUMNS} from api_keys where tenant_id = $1 order by created_at desc, client_id`,
+    [tenantId],
+  );
+  return rows.map(toApiKey);
+}
+
 /** Marks the key revoked (keeping the first revocation time); false when no such key in the tenant. */
 export async function markApiKeyRevoked(
   db: Queryable,

@@ -9,6 +9,7 @@ import { errors } from '@herald/errors';
 import {
   clientIdsRevokedWithin,
   insertApiKey,
+  listApiKeys,
   markApiKeyRevoked,
 } from '../data/api-keys-repository.js';
 import { lockLiveTenant } from '../data/tenants-repository.js';
@@ -109,6 +110,37 @@ export async function revokeApiKey(
 ): Promise<void> {
   if (!(await markApiKeyRevoked(deps.pool, tenantId, clientId)))
     throw errors.notFound('no such API key in this tenant');
+}
+
+/** A key as the operator sees it afterwards: never its secret (only its hash is kept). */
+export interface ListedKey {
+  clientId: string;
+  kind: KeyKind;
+  name: string | null;
+  scopes: Scope[];
+  identifierLookup?: boolean;
+  allowedOrigins?: string[];
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/** The Tenant's keys, revoked ones included, newest first; 404 for no such Tenant. */
+export async function tenantApiKeys(
+  deps: Pick<ApiKeyDeps, 'pool'>,
+  tenantId: string,
+): Promise<ListedKey[]> {
+  await assertTenantExists(deps, tenantId);
+  return (await listApiKeys(deps.pool, tenantId)).map((key) => ({
+    clientId: key.clientId,
+    kind: key.kind,
+    name: key.name,
+    scopes: key.scopes as Scope[],
+    ...(key.kind === 'publishable'
+      ? { identifierLookup: key.identifierLookup, allowedOrigins: key.allowedOrigins }
+      : {}),
+    createdAt: key.createdAt,
+    revokedAt: key.revokedAt,
+  }));
 }
 
 /** Only keys whose tokens could still be unexpired, so the list stays short. */

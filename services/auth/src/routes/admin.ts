@@ -1,21 +1,25 @@
 import { errors } from '@herald/errors';
 import { parseOrThrow, uuidParam, type RouteHandlers } from '@herald/http';
-import { createApiKey, revokeApiKey, type ApiKeyDeps } from '../domain/api-keys.js';
+import { createApiKey, revokeApiKey, tenantApiKeys, type ApiKeyDeps } from '../domain/api-keys.js';
 import { isClientId } from '../domain/credentials.js';
 import {
   setTenantEventRetention,
   tenantEventRetention,
   type EventRetentionDeps,
 } from '../domain/event-retention.js';
-import { createTenant } from '../domain/tenants.js';
+import { createTenant, listTenants, tenantById } from '../domain/tenants.js';
 import {
   createApiKeyBody,
   createTenantBody,
+  listTenantsQuery,
   setEventRetentionBody,
+  type ApiKeyListResponse,
   type ApiKeyResponse,
   type EventRetentionResponse,
+  type TenantListResponse,
   type TenantResponse,
 } from '../schemas.js';
+import type { Tenant } from '../data/tenants-repository.js';
 import type { manifest } from '../manifest.js';
 
 /** A malformed tenant id names no tenant: 404, as for an unknown one. */
@@ -27,19 +31,45 @@ function clientIdOf(raw: string): string {
   return raw;
 }
 
+const tenantBody = (tenant: Tenant): TenantResponse => ({
+  id: tenant.id,
+  name: tenant.name,
+  createdAt: tenant.createdAt.toISOString(),
+});
+
 /** Operator API (docs/api-reference.md#the-operator-api): tenants and API keys. */
 export function adminHandlers(
   deps: ApiKeyDeps,
-): Pick<RouteHandlers<typeof manifest.routes>, 'createTenant' | 'createApiKey' | 'revokeApiKey'> {
+): Pick<
+  RouteHandlers<typeof manifest.routes>,
+  'createTenant' | 'listTenants' | 'getTenant' | 'createApiKey' | 'listApiKeys' | 'revokeApiKey'
+> {
   return {
     createTenant: async (req, res) => {
       const tenant = await createTenant(deps, parseOrThrow(createTenantBody, req.body));
-      const body: TenantResponse = {
-        id: tenant.id,
-        name: tenant.name,
-        createdAt: tenant.createdAt.toISOString(),
+      res.status(201).json(tenantBody(tenant));
+    },
+    listTenants: async (req, res) => {
+      const page = await listTenants(deps, parseOrThrow(listTenantsQuery, req.query, 'query'));
+      const body: TenantListResponse = {
+        tenants: page.tenants.map(tenantBody),
+        nextCursor: page.nextCursor,
       };
-      res.status(201).json(body);
+      res.json(body);
+    },
+    getTenant: async (req, res) => {
+      res.json(tenantBody(await tenantById(deps, tenantIdOf(req.params.tenantId))));
+    },
+    listApiKeys: async (req, res) => {
+      const keys = await tenantApiKeys(deps, tenantIdOf(req.params.tenantId));
+      const body: ApiKeyListResponse = {
+        apiKeys: keys.map((key) => ({
+          ...key,
+          createdAt: key.createdAt.toISOString(),
+          revokedAt: key.revokedAt?.toISOString() ?? null,
+        })),
+      };
+      res.json(body);
     },
     createApiKey: async (req, res) => {
       const tenantId = tenantIdOf(req.params.tenantId);

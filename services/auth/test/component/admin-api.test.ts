@@ -85,10 +85,11 @@ describe('operator API: tenants', () => {
 
   it('when the method is wrong, then 405 with Allow', async () => {
     const res = await fetch(`${auth.url}/admin/v1/tenants`, {
+      method: 'PUT',
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     });
     expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toBe('POST');
+    expect(res.headers.get('allow')).toBe('POST, GET');
     expect(await res.json()).toMatchObject({ code: 'method_not_allowed' });
   });
 });

@@ -153,6 +153,14 @@ export const organizationExample = {
   createdAt: '2026-11-24T02:06:28.230Z',
 };
 
+export const organizationListExample = {
+  organizations: [
+    organizationExample,
+    { externalId: 'acme-us', name: null, createdAt: '2026-11-24T02:07:01.015Z' },
+  ],
+  nextCursor: 'YWNtZS11cw',
+};
+
 /** `{"name": "Acme Europe"}` */
 export const organizationInvalidExample = {
   code: 'validation_error',

@@ -8,6 +8,7 @@ import {
   errorSchemas,
   insufficientScopeExamples,
   noSuchTenantExample,
+  optionalQueryParameters,
   settingsOf,
   unauthenticatedExample,
   uuidParameter,
@@ -15,7 +16,16 @@ import {
 } from '@herald/http';
 import { contactsRoutes, SERVICE_PORTS, tenantDataRoutes } from '@herald/internal-api';
 import { TOPICS } from '@herald/messages';
-import { contactResponse, contactWriteBody, externalId, organizationBody } from './schemas.js';
+import {
+  contactLookupQuery,
+  contactResponse,
+  contactWriteBody,
+  externalId,
+  listOrganizationsQuery,
+  organizationBody,
+  organizationListResponse,
+  organizationResponse,
+} from './schemas.js';
 import { configSchema, migrationConfigSchema } from './config.js';
 import {
   contactByEmailExample,
@@ -31,6 +41,7 @@ import {
   noSuchContactExample,
   organizationExample,
   organizationInvalidExample,
+  organizationListExample,
   organizationTakenExample,
   organizationWriteExample,
 } from './examples.js';
@@ -52,11 +63,21 @@ const common = (scope: keyof typeof insufficientScopeExamples) => ({
 });
 const noSuchContact = error('not_found', noSuchContactExample);
 
-const organizationResponse = z.object({
-  externalId: z.string(),
-  name: z.string().nullable(),
-  createdAt: z.iso.datetime(),
-});
+/** The operator's routes about one Tenant: the admin token, the Tenant in the path. */
+const operator = {
+  audience: 'operator',
+  access: { kind: 'admin' },
+  // What the handler takes; anything else names no Tenant and is a 404, never a 400.
+  pathParameters: { tenantId: { description: 'the Tenant id', schema: uuidParameter } },
+} as const;
+const operatorRefusals = {
+  401: error('missing or wrong admin token', adminUnauthorizedExample),
+  404: error('no such Tenant, or no such Contact of it', noSuchTenantExample),
+};
+const operatorContact = {
+  ...operator.pathParameters,
+  contactId: { description: 'the Contact id assigned by Herald', schema: z.uuid() },
+};
 
 const read = {
   method: 'get',
@@ -163,7 +184,7 @@ export const manifest = defineService({
         // externalIds may hold an encoded `/` (%2F), which nginx decodes before matching: a
         // prefix, never a per-route pattern
         { prefix: '/v1/contacts/' },
-        { regex: '^/admin/v1/tenants/[^/]+/organizations/?$' },
+        { regex: '^/admin/v1/tenants/[^/]+/(organizations|contacts(/[^/]+/(export|erase))?)/?$' },
       ],
     },
   ],
@@ -265,6 +286,66 @@ export const manifest = defineService({
           organizationTakenExample,
         ),
       },
+    },
+    listOrganizations: {
+      ...operator,
+      method: 'get',
+      path: '/admin/v1/tenants/:tenantId/organizations',
+      summary: "List a Tenant's organizations",
+      description:
+        "The Tenant's organizations in the order of their `externalId`, a page at a time: `nextCursor` of one page, sent as `cursor`, gives the next.",
+      queryParameters: optionalQueryParameters(listOrganizationsQuery.shape),
+      responses: {
+        200: {
+          description: 'a page of organizations',
+          schema: organizationListResponse,
+          example: organizationListExample,
+        },
+        400: error(
+          'validation_error: a `limit` out of range, or a `cursor` this list did not give',
+        ),
+        ...operatorRefusals,
+      },
+    },
+    lookupContact: {
+      ...operator,
+      method: 'get',
+      path: '/admin/v1/tenants/:tenantId/contacts',
+      summary: "Look up one of a Tenant's Contacts",
+      description:
+        'The Contact with this `externalId`, `email` (any case) or `id`: exactly one of them. For the operator answering a request about a person (a GDPR access or erasure request by email, say); the export and erasure routes below take the id it answers.',
+      queryParameters: optionalQueryParameters(contactLookupQuery.shape),
+      responses: {
+        200: { description: 'the Contact', schema: contactResponse, example: contactExample },
+        400: error('validation_error: not exactly one of `externalId`, `email` and `id`'),
+        ...operatorRefusals,
+      },
+    },
+    operatorExportContact: {
+      ...operator,
+      method: 'get',
+      path: '/admin/v1/tenants/:tenantId/contacts/:contactId/export',
+      pathParameters: operatorContact,
+      answerDeadline: false,
+      summary: 'Export everything held about a Contact (GDPR access), as JSON Lines',
+      description:
+        "The Tenant's own export route (`GET /v1/contacts/by-id/{id}/export`), for the operator: the same file.",
+      responses: {
+        200: exportContact.responses[200],
+        ...operatorRefusals,
+        503: exportContact.responses[503],
+      },
+    },
+    operatorEraseContact: {
+      ...operator,
+      method: 'post',
+      path: '/admin/v1/tenants/:tenantId/contacts/:contactId/erase',
+      pathParameters: operatorContact,
+      answerDeadline: false,
+      summary: 'Erase a Contact and everything about it (GDPR erasure), permanently',
+      description:
+        "The Tenant's own erasure route (`POST /v1/contacts/by-id/{id}/erase`), for the operator: the Contact and its Events are gone everywhere Herald keeps them, for good.",
+      responses: { 204: erase.responses[204], ...operatorRefusals },
     },
     // Its route for the other services is defined with the client that calls it.
     resolveIdentities: contactsRoutes.resolveIdentities,

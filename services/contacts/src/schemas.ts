@@ -1,4 +1,11 @@
-import { NO_CONTROL_PATTERN, NOT_STORABLE, STORABLE_PATTERN, storable } from '@herald/http';
+import {
+  NO_CONTROL_PATTERN,
+  NOT_STORABLE,
+  STORABLE_PATTERN,
+  nextCursor,
+  pageQuery,
+  storable,
+} from '@herald/http';
 import { contactSnapshot } from '@herald/messages';
 import { z } from 'zod';
 
@@ -72,3 +79,31 @@ export const organizationBody = z.object({
   externalId,
   name: name.optional(),
 });
+
+export const organizationResponse = z.object({
+  externalId: z.string(),
+  name: z.string().nullable(),
+  createdAt: z.iso.datetime(),
+});
+
+/** A page of organizations: at most this many, 50 unless `limit` says. */
+export const ORGANIZATION_PAGE = { default: 50, max: 100 } as const;
+
+export const listOrganizationsQuery = z.object(pageQuery('organizations', ORGANIZATION_PAGE));
+
+export const organizationListResponse = z.object({
+  organizations: z.array(organizationResponse).describe('by externalId'),
+  nextCursor,
+});
+
+/** The operator's lookup of one Contact: by exactly one of its identities. */
+export const contactLookupQuery = z
+  .object({
+    externalId: z.string().min(1).max(256).optional().describe("the customer's own id"),
+    email: z.string().min(1).max(254).optional().describe('its email (any case)'),
+    id: z.string().max(64).optional().describe('the Contact id Herald assigned'),
+  })
+  .refine(
+    (q) => [q.externalId, q.email, q.id].filter((v) => v !== undefined).length === 1,
+    'give exactly one of externalId, email and id',
+  );

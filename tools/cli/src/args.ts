@@ -7,6 +7,8 @@ export interface OutputOptions {
   readonly get?: string;
   /** Compact one-line JSON instead of pretty JSON. */
   readonly json: boolean;
+  /** The answer is a file: printed as it came. */
+  readonly raw?: boolean;
 }
 
 export type Invocation =
@@ -125,7 +127,17 @@ export function parseInvocation(argv: readonly string[]): Invocation {
 
   const get = options.get as string | undefined;
   if (get === '') throw new UsageError('--get needs a field name, e.g. --get id', { command });
-  return { kind: 'run', command, values, output: { get, json: options.json === true } };
+  if (command.raw && (get !== undefined || options.json === true)) {
+    throw new UsageError(`"${nameOf(command)}" prints a file as it comes: no --get or --json`, {
+      command,
+    });
+  }
+  return {
+    kind: 'run',
+    command,
+    values,
+    output: { get, json: options.json === true, raw: command.raw === true },
+  };
 }
 
 export function nameOf(command: Command): string {

@@ -1,4 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { CliError } from './settings.js';
+
+/** The package's version, from its package.json beside src/ and dist/. */
+export const CLI_VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
 
 export interface ApiRequest {
   readonly method: string;
@@ -12,6 +20,8 @@ export interface ApiAnswer {
   readonly statusText: string;
   /** Parsed JSON; the raw text when it is not JSON; `undefined` when empty. */
   readonly body: unknown;
+  /** The body as it came. */
+  readonly text: string;
 }
 
 const TIMEOUT_MS = 30_000;
@@ -28,7 +38,7 @@ export async function callApi(
     headers = new Headers({
       accept: 'application/json',
       authorization: `Bearer ${adminToken}`,
-      'user-agent': 'herald-admin/0.1.0',
+      'user-agent': `herald-admin/${CLI_VERSION}`,
     });
   } catch {
     throw new CliError('the admin token holds characters that cannot go in an HTTP header');
@@ -51,7 +61,12 @@ export async function callApi(
         'hint: is the stack running? Start it with "npm start", or set HERALD_URL to the ingress address.',
     );
   }
-  return { status: response.status, statusText: response.statusText, body: parseBody(text) };
+  return {
+    status: response.status,
+    statusText: response.statusText,
+    body: parseBody(text),
+    text,
+  };
 }
 
 function parseBody(text: string): unknown {

@@ -31,8 +31,10 @@ export interface Command {
    */
   readonly path: string;
   readonly flags: Readonly<Record<string, Flag>>;
-  /** Options sent in the query string under their own names, when given. */
-  readonly query?: readonly string[];
+  /** Options sent in the query string when given: option name → query parameter name. */
+  readonly query?: Readonly<Record<string, string>>;
+  /** The answer is a file (JSON Lines), printed as it came. */
+  readonly raw?: boolean;
   /** The JSON body; commands without one send none. `undefined` members are left out. */
   readonly body?: (values: Values) => Record<string, unknown>;
   readonly example: string;
@@ -75,7 +77,7 @@ export const commands: readonly Command[] = [
       },
       cursor: { value: '<cursor>', help: "the previous page's nextCursor" },
     },
-    query: ['search', 'limit', 'cursor'],
+    query: { search: 'search', limit: 'limit', cursor: 'cursor' },
     example: 'herald-admin tenants list --search acme --get tenants.0.id',
   },
   {
@@ -183,6 +185,63 @@ export const commands: readonly Command[] = [
       'herald-admin organizations create --tenant "$TENANT" --external-id org-42 --name Globex',
   },
   {
+    group: 'organizations',
+    action: 'list',
+    summary:
+      "List a tenant's organizations by externalId, a page at a time; the answer's nextCursor, given as --cursor, is the next page.",
+    method: 'GET',
+    path: '/admin/v1/tenants/{tenant}/organizations',
+    flags: {
+      tenant,
+      limit: {
+        value: '<n>',
+        help: 'per page, 1 to 100 (the API default: 50)',
+        pattern: { regex: /^[0-9]+$/, describes: 'a whole number' },
+      },
+      cursor: { value: '<cursor>', help: "the previous page's nextCursor" },
+    },
+    query: { limit: 'limit', cursor: 'cursor' },
+    example: 'herald-admin organizations list --tenant "$TENANT" --get organizations.0.externalId',
+  },
+  {
+    group: 'contacts',
+    action: 'find',
+    summary:
+      "Look up one of a tenant's contacts by exactly one of --external-id, --email (any case) and --id.",
+    method: 'GET',
+    path: '/admin/v1/tenants/{tenant}/contacts',
+    flags: {
+      tenant,
+      'external-id': { value: '<x>', help: "the customer's own id" },
+      email: { value: '<email>', help: 'its email address' },
+      id: { value: '<id>', help: 'the contact id Herald assigned' },
+    },
+    query: { 'external-id': 'externalId', email: 'email', id: 'id' },
+    example: 'herald-admin contacts find --tenant "$TENANT" --email ada@example.com --get id',
+  },
+  {
+    group: 'contacts',
+    action: 'export',
+    summary:
+      'Everything Herald holds about a contact (a GDPR access request), as JSON Lines: the contact, then each of its events.',
+    method: 'GET',
+    path: '/admin/v1/tenants/{tenant}/contacts/{contact}/export',
+    flags: { tenant, contact: { value: '<id>', help: 'the contact id', required: true } },
+    raw: true,
+    example:
+      'herald-admin contacts export --tenant "$TENANT" --contact "$CONTACT" > contact.ndjson',
+  },
+  {
+    group: 'contacts',
+    action: 'erase',
+    summary:
+      'Erase a contact and its events everywhere Herald keeps them (a GDPR erasure request), permanently.',
+    method: 'POST',
+    path: '/admin/v1/tenants/{tenant}/contacts/{contact}/erase',
+    flags: { tenant, contact: { value: '<id>', help: 'the contact id', required: true } },
+    example: 'herald-admin contacts erase --tenant "$TENANT" --contact "$CONTACT"',
+  },
+  {
     group: 'billing',
     action: 'show',
     summary: "Show a tenant's subscription state and consecutive payment failures.",
@@ -255,8 +314,8 @@ export function requestOf(command: Command, values: Values): ApiRequest {
     encodeURIComponent(values[name] ?? ''),
   );
   const query = new URLSearchParams(
-    (command.query ?? []).flatMap((name): [string, string][] => {
-      const value = values[name];
+    Object.entries(command.query ?? {}).flatMap(([flag, name]): [string, string][] => {
+      const value = values[flag];
       return value === undefined ? [] : [[name, value]];
     }),
   ).toString();

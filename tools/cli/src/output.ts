@@ -15,6 +15,7 @@ function json(value: unknown, compact: boolean): string {
  * raw with --get. An empty answer (204) prints nothing.
  */
 export function formatSuccess(answer: ApiAnswer, output: OutputOptions): string {
+  if (output.raw) return answer.text;
   if (output.get !== undefined) return `${raw(field(answer.body, output.get), output.json)}\n`;
   if (answer.body === undefined) return '';
   if (typeof answer.body === 'string') return `${answer.body}\n`;

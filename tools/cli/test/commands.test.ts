@@ -73,6 +73,30 @@ describe('requests', () => {
       undefined,
     ],
     [['tenants', 'show', '--tenant', TENANT], 'GET', base, undefined],
+    [
+      ['organizations', 'list', '--tenant', TENANT, '--limit', '2', '--cursor', 'b3Jn'],
+      'GET',
+      `${base}/organizations?limit=2&cursor=b3Jn`,
+      undefined,
+    ],
+    [
+      ['contacts', 'find', '--tenant', TENANT, '--external-id', 'a/b c'],
+      'GET',
+      `${base}/contacts?externalId=a%2Fb+c`,
+      undefined,
+    ],
+    [
+      ['contacts', 'find', '--tenant', TENANT, '--email', 'ada@example.com'],
+      'GET',
+      `${base}/contacts?email=ada%40example.com`,
+      undefined,
+    ],
+    [
+      ['contacts', 'erase', '--tenant', TENANT, '--contact', 'c1'],
+      'POST',
+      `${base}/contacts/c1/erase`,
+      undefined,
+    ],
     [['keys', 'list', '--tenant', TENANT], 'GET', `${base}/api-keys`, undefined],
     [['keys', 'create', '--tenant', TENANT], 'POST', `${base}/api-keys`, { kind: 'secret' }],
     [

@@ -87,6 +87,21 @@ describe('successful answers', () => {
     });
   });
 
+  it('when the answer is an export, then its JSON Lines are printed as they came, even a single line', async () => {
+    const lines = '{"type":"contact","data":{"id":"c1"}}\n';
+    api.answer = { status: 200, text: lines, headers: { 'content-type': 'application/x-ndjson' } };
+
+    const result = await run(['contacts', 'export', '--tenant', TENANT, '--contact', 'c1'], env());
+
+    expect(result).toEqual({ code: 0, stdout: lines, stderr: '' });
+    const refused = await run(
+      ['contacts', 'export', '--tenant', TENANT, '--contact', 'c1', '--json'],
+      env(),
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/prints a file as it comes: no --get or --json/);
+  });
+
   it('when the answer is 204, then nothing is printed and the exit code is 0', async () => {
     api.answer = { status: 204 };
 

@@ -33,7 +33,10 @@ describe('serviceFor', () => {
       '/admin/v1/tenants/t1/event-names': 'events',
       '/admin/v1/tenants/t1/billing': 'billing',
       '/admin/v1/tenants/t1/billing/payment-failures': 'billing',
-      '/admin/v1/tenants/t1/contacts': null,
+      '/admin/v1/tenants/t1/contacts': 'contacts',
+      '/admin/v1/tenants/t1/contacts/c1/export': 'contacts',
+      '/admin/v1/tenants/t1/contacts/c1': null,
+      '/admin/v1/tenants/t1/events': null,
       '/internal/v1/tenants/t1': null,
       '/v1/token': null,
     };

@@ -73,6 +73,12 @@ export const findContactByExternalId = (
     [tenantId, externalId],
   );
 
+export const findContactByEmail = (db: Queryable, tenantId: string, email: string) =>
+  one(db, `select ${COLUMNS} from contacts where tenant_id = $1 and email_key = $2`, [
+    tenantId,
+    emailKey(email),
+  ]);
+
 /** One Contact looked up by its Tenant and its id or externalId. */
 export interface ContactLookup {
   tenantId: string;

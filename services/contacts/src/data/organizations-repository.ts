@@ -21,6 +21,25 @@ export async function insertOrganization(
   return { externalId: row.external_id, name: row.name, createdAt: row.created_at };
 }
 
+/** The Tenant's organizations by externalId, after `after`; one more than `limit` is read. */
+export async function listOrganizations(
+  db: Queryable,
+  tenantId: string,
+  page: { limit: number; after?: string },
+): Promise<Organization[]> {
+  const { rows } = await db.query<{ external_id: string; name: string | null; created_at: Date }>(
+    `select external_id, name, created_at from organizations
+      where tenant_id = $1 and ($2::text is null or external_id > $2)
+      order by external_id limit $3`,
+    [tenantId, page.after ?? null, page.limit + 1],
+  );
+  return rows.map((row) => ({
+    externalId: row.external_id,
+    name: row.name,
+    createdAt: row.created_at,
+  }));
+}
+
 export async function existingOrganizations(
   db: Queryable,
   tenantId: string,

@@ -13,6 +13,7 @@ import { isUuid } from '@herald/http';
 import { TOPICS } from '@herald/messages';
 import { context, messageTraceHeaders, trace, type Context } from '@herald/telemetry';
 import {
+  findContactByEmail,
   findContactByExternalId,
   findContactById,
   findContacts,
@@ -23,7 +24,11 @@ import {
   type ContactUpsert,
   type UpsertOutcome,
 } from '../data/contacts-repository.js';
-import { externalId as externalIdSchema, type ContactWrite } from '../schemas.js';
+import {
+  email as emailSchema,
+  externalId as externalIdSchema,
+  type ContactWrite,
+} from '../schemas.js';
 
 export interface UpsertResult {
   contact: Contact;
@@ -199,6 +204,15 @@ export async function getByExternalId(
 ): Promise<Contact> {
   const contact = isExternalId(externalId)
     ? await findContactByExternalId(pool, tenantId, externalId)
+    : null;
+  if (!contact) throw noSuchContact();
+  return contact;
+}
+
+/** An email no write accepts names no Contact: 404. */
+export async function getByEmail(pool: Pool, tenantId: string, address: string): Promise<Contact> {
+  const contact = emailSchema.safeParse(address).success
+    ? await findContactByEmail(pool, tenantId, address)
     : null;
   if (!contact) throw noSuchContact();
   return contact;

@@ -1,7 +1,12 @@
 import type { TenantDirectory } from '@herald/auth';
 import { isUniqueViolation, type Pool } from '@herald/db';
 import { errors } from '@herald/errors';
-import { insertOrganization, type Organization } from '../data/organizations-repository.js';
+import { decodeCursor, encodeCursor } from '@herald/http';
+import {
+  insertOrganization,
+  listOrganizations,
+  type Organization,
+} from '../data/organizations-repository.js';
 
 export async function createOrganization(
   deps: { pool: Pool; tenantExists: TenantDirectory },
@@ -19,4 +24,24 @@ export async function createOrganization(
       throw errors.conflict('an organization with this externalId already exists');
     throw err;
   }
+}
+
+/** A cursor is the externalId the page ended with. */
+const CURSOR = /^([\s\S]{1,256})$/;
+
+/** A page of the Tenant's organizations by externalId, and the next page's cursor. */
+export async function organizationsPage(
+  deps: { pool: Pool; tenantExists: TenantDirectory },
+  tenantId: string,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<{ organizations: Organization[]; nextCursor: string | null }> {
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, CURSOR)[1];
+  if (!(await deps.tenantExists(tenantId))) throw errors.notFound('no such tenant');
+  const rows = await listOrganizations(deps.pool, tenantId, { limit: query.limit, after });
+  const organizations = rows.slice(0, query.limit);
+  const last = organizations.at(-1);
+  return {
+    organizations,
+    nextCursor: rows.length > query.limit && last ? encodeCursor(last.externalId) : null,
+  };
 }

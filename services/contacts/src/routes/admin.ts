@@ -3,29 +3,61 @@ import type { Pool } from '@herald/db';
 import { errors } from '@herald/errors';
 import { parseOrThrow, type RouteHandlers } from '@herald/http';
 import { isUuid } from '../domain/contacts.js';
-import { createOrganization } from '../domain/organizations.js';
-import { organizationBody } from '../schemas.js';
+import { findContact } from '../domain/export.js';
+import { createOrganization, organizationsPage } from '../domain/organizations.js';
+import type { Organization } from '../data/organizations-repository.js';
+import { presentContact } from '../domain/contact-snapshot.js';
+import { contactLookupQuery, listOrganizationsQuery, organizationBody } from '../schemas.js';
 import type { manifest } from '../manifest.js';
 
-/** Operator API: organizations. */
+/** A malformed Tenant id names no Tenant: 404. */
+export function tenantIdOf(raw: string): string {
+  if (!isUuid(raw)) throw errors.notFound('no such tenant');
+  return raw.toLowerCase();
+}
+
+const organizationBodyOf = (org: Organization) => ({
+  externalId: org.externalId,
+  name: org.name,
+  createdAt: org.createdAt.toISOString(),
+});
+
+/** Operator API: organizations, and looking up one Contact. */
 export function adminHandlers(deps: {
   pool: Pool;
   tenantExists: TenantDirectory;
-}): Pick<RouteHandlers<typeof manifest.routes>, 'createOrganization'> {
+}): Pick<
+  RouteHandlers<typeof manifest.routes>,
+  'createOrganization' | 'listOrganizations' | 'lookupContact'
+> {
   return {
     createOrganization: async (req, res) => {
-      const tenantId = req.params.tenantId;
-      if (!isUuid(tenantId)) throw errors.notFound('no such tenant');
       const org = await createOrganization(
         deps,
-        tenantId,
+        tenantIdOf(req.params.tenantId),
         parseOrThrow(organizationBody, req.body),
       );
-      res.status(201).json({
-        externalId: org.externalId,
-        name: org.name,
-        createdAt: org.createdAt.toISOString(),
+      res.status(201).json(organizationBodyOf(org));
+    },
+    listOrganizations: async (req, res) => {
+      const tenantId = tenantIdOf(req.params.tenantId);
+      const query = parseOrThrow(listOrganizationsQuery, req.query, 'query');
+      const page = await organizationsPage(deps, tenantId, query);
+      res.json({
+        organizations: page.organizations.map(organizationBodyOf),
+        nextCursor: page.nextCursor,
       });
+    },
+    lookupContact: async (req, res) => {
+      const tenantId = tenantIdOf(req.params.tenantId);
+      const { externalId, email, id } = parseOrThrow(contactLookupQuery, req.query, 'query');
+      if (!(await deps.tenantExists(tenantId))) throw errors.notFound('no such tenant');
+      const contact = await findContact(
+        deps.pool,
+        tenantId,
+        id !== undefined ? { id } : email !== undefined ? { email } : { externalId: externalId! },
+      );
+      res.json(presentContact(contact));
     },
   };
 }

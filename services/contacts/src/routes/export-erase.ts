@@ -7,6 +7,7 @@ import { eraseContact } from '../domain/erasure.js';
 import { exportRefusal, type ContactDataServices } from '../clients/contact-data-services.js';
 import { exportContact, type ContactRef } from '../domain/export.js';
 import type { manifest } from '../manifest.js';
+import { tenantIdOf } from './admin.js';
 
 type Handlers = RouteHandlers<typeof manifest.routes>;
 
@@ -17,20 +18,26 @@ export function exportEraseHandlers(options: {
   serviceToken: string;
   /** Base URLs of the services holding data about Contacts; default none. */
   contactDataServiceUrls?: readonly string[] | undefined;
-}): Pick<Handlers, 'exportContactById' | 'eraseContactById' | 'exportContact' | 'eraseContact'> {
+}): Pick<
+  Handlers,
+  | 'exportContactById'
+  | 'eraseContactById'
+  | 'exportContact'
+  | 'eraseContact'
+  | 'operatorExportContact'
+  | 'operatorEraseContact'
+> {
   const contactDataServices: ContactDataServices = {
     baseUrls: options.contactDataServiceUrls ?? [],
     serviceToken: options.serviceToken,
   };
   const deps = { pool: options.pool, contactDataServices };
 
-  async function sendExport(res: Response, ref: ContactRef): Promise<void> {
-    const { contactId, stream } = await exportContact(deps, principalOf(res).tenantId, ref).catch(
-      (err: unknown) => {
-        // A participant's 429 stays a 429 with its Retry-After; other failures are the 503.
-        throw exportRefusal(err);
-      },
-    );
+  async function sendExport(res: Response, tenantId: string, ref: ContactRef): Promise<void> {
+    const { contactId, stream } = await exportContact(deps, tenantId, ref).catch((err: unknown) => {
+      // A participant's 429 stays a 429 with its Retry-After; other failures are the 503.
+      throw exportRefusal(err);
+    });
     res
       .status(200)
       .type('application/x-ndjson')
@@ -50,15 +57,22 @@ export function exportEraseHandlers(options: {
     }
   }
 
-  async function erase(res: Response, ref: ContactRef): Promise<void> {
-    await eraseContact(deps, principalOf(res).tenantId, ref);
+  async function erase(res: Response, tenantId: string, ref: ContactRef): Promise<void> {
+    await eraseContact(deps, tenantId, ref);
     res.status(204).end();
   }
 
+  const tenantOf = (res: Response) => principalOf(res).tenantId;
   return {
-    exportContactById: (req, res) => sendExport(res, { id: req.params.id }),
-    eraseContactById: (req, res) => erase(res, { id: req.params.id }),
-    exportContact: (req, res) => sendExport(res, { externalId: req.params.externalId }),
-    eraseContact: (req, res) => erase(res, { externalId: req.params.externalId }),
+    exportContactById: (req, res) => sendExport(res, tenantOf(res), { id: req.params.id }),
+    eraseContactById: (req, res) => erase(res, tenantOf(res), { id: req.params.id }),
+    exportContact: (req, res) =>
+      sendExport(res, tenantOf(res), { externalId: req.params.externalId }),
+    eraseContact: (req, res) => erase(res, tenantOf(res), { externalId: req.params.externalId }),
+    // The operator names the Tenant in the path; an unknown one holds no such Contact: 404.
+    operatorExportContact: (req, res) =>
+      sendExport(res, tenantIdOf(req.params.tenantId), { id: req.params.contactId }),
+    operatorEraseContact: (req, res) =>
+      erase(res, tenantIdOf(req.params.tenantId), { id: req.params.contactId }),
   };
 }

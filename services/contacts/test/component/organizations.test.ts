@@ -218,15 +218,15 @@ describe('creating an organization', () => {
     expect(res.status).toBe(401);
   });
 
-  it('when the method is GET, then 405 with Allow POST', async () => {
+  it('when the method is DELETE, then 405 with Allow POST, GET', async () => {
     const { tenantId } = svc.newTenant();
 
-    const res = await svc.request('GET', `/admin/v1/tenants/${tenantId}/organizations`, {
+    const res = await svc.request('DELETE', `/admin/v1/tenants/${tenantId}/organizations`, {
       token: ADMIN_TOKEN,
     });
 
     expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toBe('POST');
+    expect(res.headers.get('allow')).toBe('POST, GET');
     expect(await res.json()).toMatchObject({ code: 'method_not_allowed' });
   });
 

@@ -4,7 +4,10 @@ import type { Route } from './router.js';
 /** The operator routes (regular expressions, as the operator Ingress has them), by Service. */
 export const operatorRoutes: readonly Route[] = [
   { regex: '^/admin/v1/tenants(/[^/]+(/(api-keys(/.*)?|event-retention))?)?/?$', service: 'auth' },
-  { regex: '^/admin/v1/tenants/[^/]+/organizations/?$', service: 'contacts' },
+  {
+    regex: '^/admin/v1/tenants/[^/]+/(organizations|contacts(/[^/]+/(export|erase))?)/?$',
+    service: 'contacts',
+  },
   { regex: '^/admin/v1/tenants/[^/]+/event-names/?$', service: 'events' },
   { regex: '^/admin/v1/tenants/[^/]+/billing(/.*)?$', service: 'billing' },
 ];

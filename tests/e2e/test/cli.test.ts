@@ -3,7 +3,7 @@
 // and a built CLI (`npm run build`).
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { basic, cliPath, exchange, runCli } from './support.js';
+import { accessToken, basic, call, cliPath, exchange, newTenant, runCli } from './support.js';
 
 beforeAll(() => {
   if (!existsSync(cliPath)) {
@@ -87,6 +87,62 @@ describe('herald-admin against the running stack', () => {
     expect(JSON.parse(keys.stdout).apiKeys).toEqual([
       expect.objectContaining({ clientId: key.clientId, revokedAt: expect.any(String) }),
     ]);
+  });
+
+  it("when a person's GDPR request comes by email, then the CLI finds the Contact, exports its Contact and Event through the ingress, and erases it", async () => {
+    const tenantId = await newTenant('CLI e2e contacts');
+    const token = await accessToken(tenantId, ['contacts:write', 'events:write']);
+    const email = `cli-${Date.now()}@example.com`;
+    const put = await call('PUT', '/v1/contacts/cli-gdpr', token, { email });
+    expect(put.status).toBe(201);
+    const contact = (await put.json()) as { id: string };
+    const recorded = await call('POST', '/v1/events/by-contact-id', token, {
+      contactId: contact.id,
+      eventName: 'CLI Export Test',
+      dedupKey: `cli-${Date.now()}`,
+      occurredAt: new Date().toISOString(),
+    });
+    expect(recorded.status).toBe(202);
+
+    const found = await runCli([
+      'contacts',
+      'find',
+      '--tenant',
+      tenantId,
+      '--email',
+      email.toUpperCase(),
+      '--get',
+      'id',
+    ]);
+    expect(found).toEqual({ code: 0, stdout: `${contact.id}\n`, stderr: '' });
+
+    const exported = await runCli([
+      'contacts',
+      'export',
+      '--tenant',
+      tenantId,
+      '--contact',
+      contact.id,
+    ]);
+    expect(exported.code).toBe(0);
+    const lines = exported.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string });
+    expect(lines.map((l) => l.type)).toEqual(['contact', 'event']);
+
+    const erased = await runCli([
+      'contacts',
+      'erase',
+      '--tenant',
+      tenantId,
+      '--contact',
+      contact.id,
+    ]);
+    expect(erased).toEqual({ code: 0, stdout: '', stderr: '' });
+    const after = await runCli(['contacts', 'find', '--tenant', tenantId, '--id', contact.id]);
+    expect(after.code).toBe(1);
+    expect(after.stderr).toMatch(/not_found/);
   });
 
   it('when the admin token is wrong, then the exit code is 1 and stderr says unauthenticated', async () => {

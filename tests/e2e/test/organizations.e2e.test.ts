@@ -70,14 +70,30 @@ describe('organizations through the operator API', () => {
     expect((await create(tenantId, { externalId: 'org-1' })).status).toBe(201);
   });
 
-  it('when the method is GET, then 405 method_not_allowed', async () => {
+  it('when the method is DELETE, then 405 method_not_allowed', async () => {
     const tenantId = await newTenant('Orgs E2E 405');
 
     await expectError(
-      await admin('GET', `/tenants/${tenantId}/organizations`),
+      await admin('DELETE', `/tenants/${tenantId}/organizations`),
       405,
       'method_not_allowed',
     );
+  });
+
+  it('when listed through the ingress, then the organizations come by externalId', async () => {
+    const tenantId = await newTenant('Orgs E2E list');
+    for (const externalId of ['org-b', 'org-a']) {
+      expect((await create(tenantId, { externalId })).status).toBe(201);
+    }
+    const res = await admin('GET', `/tenants/${tenantId}/organizations`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      organizations: [
+        expect.objectContaining({ externalId: 'org-a' }),
+        expect.objectContaining({ externalId: 'org-b' }),
+      ],
+      nextCursor: null,
+    });
   });
 });
 

@@ -103,6 +103,6 @@ with "/").
 {{- define "herald.operatorRoutes" -}}
 - {path: "/admin/v1/tenants(/[^/]+(/(api-keys(/.*)?|event-retention))?)?/?$", process: auth}
 - {path: "/admin/v1/tenants/[^/]+/(organizations|contacts(/[^/]+/(export|erase))?)/?$", process: contacts}
-- {path: "/admin/v1/tenants/[^/]+/event-names/?$", process: events}
+- {path: "/admin/v1/tenants/[^/]+/(event-names|events/live)/?$", process: events}
 - {path: "/admin/v1/tenants/[^/]+/billing(/.*)?$", process: billing}
 {{- end }}

@@ -43,4 +43,4 @@ export {
   type DeletionStep,
 } from './batched-deletion.js';
 export { timeOrderedUuid } from './ids.js';
-export { isoInstant, postgresTimestamp } from './timestamp.js';
+export { databaseNow, isoInstant, postgresTimestamp } from './timestamp.js';

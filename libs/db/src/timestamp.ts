@@ -1,3 +1,5 @@
+import type { Queryable } from './pool.js';
+
 /** How toISOString writes an instant of years 0 to 9999. */
 const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -23,4 +25,13 @@ export function postgresTimestamp(at: Date | string): string {
   // Everything after the year: -MM-DDTHH:MM:SS.sssZ.
   const rest = iso.slice(iso.indexOf('-', 1));
   return year >= 1 ? `${year}${rest}` : `${String(1 - year).padStart(4, '0')}${rest} BC`;
+}
+
+/**
+ * The database's clock (the start of its current transaction, as `now()`): recording stamps
+ * received_at with it, so cutoffs and watermarks over received_at are counted from it.
+ */
+export async function databaseNow(db: Queryable): Promise<Date> {
+  const { rows } = await db.query<{ now: Date }>('select now() as now');
+  return rows[0]!.now;
 }

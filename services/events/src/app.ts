@@ -18,6 +18,8 @@ import type { IdentityResolver } from './recording/identities.js';
 import { recordingMetrics } from './recording/record-events.js';
 import { createRecorder, type RecorderOptions } from './recording/recording-batcher.js';
 import { adminHandlers } from './catalog/routes.js';
+import type { LiveViewOptions } from './live/live-events.js';
+import { liveHandlers } from './live/routes.js';
 import { eventHandlers } from './recording/routes.js';
 import { internalHandlers } from './export-erasure/routes.js';
 import { tenantDeletionHandlers } from './tenant-deletion/routes.js';
@@ -53,6 +55,8 @@ export interface EventsAppDeps {
   exportLimits?: Partial<ExportLimits>;
   /** How long one call of the Tenant deletion route deletes before it answers (tests shorten it). */
   tenantDeletionTimeBudgetMs?: number;
+  /** The console's live view: how often it reads and how much it passes on (tests change it). */
+  liveView?: Partial<LiveViewOptions>;
 }
 
 export const RECORDING_DEFAULTS = { maxBatchEvents: 500, maxWaitMs: 1 } as const;
@@ -85,6 +89,7 @@ export function createApp(deps: EventsAppDeps): Express {
         {
           ...eventHandlers(recording),
           ...adminHandlers(deps),
+          ...liveHandlers(deps),
           ...internalHandlers(deps),
           ...tenantDeletionHandlers(deps),
         },

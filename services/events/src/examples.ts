@@ -92,3 +92,18 @@ export const eventNamesExample = {
     { name: 'plan.upgraded', firstSeenAt: '2026-11-24T02:06:35.708Z' },
   ],
 };
+
+/** The first messages of a live view (text/event-stream). */
+export const liveEventsExample = [
+  'retry: 3000',
+  ': the Events of tenant 80e5b440-6883-43d9-b47a-ab9291d1fa23 as they are recorded',
+  '',
+  'event: recorded',
+  'id: 0f8e2b9c-3d4a-4e61-9f1b-7c2d5a6e8b90',
+  'data: {"id":"0f8e2b9c-3d4a-4e61-9f1b-7c2d5a6e8b90","eventName":"Order Completed","contactId":"ea043873-e352-414e-a6c9-2c7b3d40cb98","organizationExternalId":null,"occurredAt":"2026-11-24T02:06:30.000Z","receivedAt":"2026-11-24T02:06:30.412Z","properties":"{\\"orderId\\":\\"A-1001\\"}"}',
+  '',
+  'event: skipped',
+  'data: {"count":37,"atLeast":false}',
+  '',
+  '',
+].join('\n');

@@ -18,10 +18,13 @@ import { contactDataRoutes, SERVICE_PORTS, tenantDataRoutes } from '@herald/inte
 import { TOPICS } from '@herald/messages';
 import { EVENT_ROUTES, eventFieldName, type EventRoute } from './recording/event-batch.js';
 import { acceptedResponse, eventNamesResponse, MAX_EVENTS_PER_REQUEST } from './schemas.js';
+import { LIVE_VIEW_DEFAULTS } from './live/live-events.js';
+import { MAX_LIVE_VIEWS } from './live/routes.js';
 import { configSchema, migrationConfigSchema, RELAY_PORT, relayConfigSchema } from './config.js';
 import {
   acceptedExamples,
   eventNamesExample,
+  liveEventsExample,
   requestExamples,
   unresolvedExample,
   validationExample,
@@ -126,7 +129,10 @@ export const manifest = defineService({
       // A capped old generation collected at twice its live size keeps the process under 256 MiB
       // for a little more collector time; V8's own sizing let garbage take it past 500.
       heap: { semiSpaceMiB: 8, oldSpaceMiB: 160, growingPercent: 100 },
-      ingress: [{ prefix: '/v1/events/' }, { regex: '^/admin/v1/tenants/[^/]+/event-names/?$' }],
+      ingress: [
+        { prefix: '/v1/events/' },
+        { regex: '^/admin/v1/tenants/[^/]+/(event-names|events/live)/?$' },
+      ],
     },
     {
       // The outbox relay, its own process: it publishes what recording committed and consumes the
@@ -193,6 +199,29 @@ export const manifest = defineService({
         },
         401: error('missing or wrong admin token', adminUnauthorizedExample),
         404: error('no such Tenant', noSuchTenantExample),
+      },
+    },
+    liveEvents: {
+      method: 'get',
+      path: '/admin/v1/tenants/:tenantId/events/live',
+      audience: 'operator',
+      access: { kind: 'admin' },
+      // A stream: it lasts as long as the caller reads it.
+      answerDeadline: false,
+      summary: "A Tenant's Events as they are recorded (Server-Sent Events)",
+      description: `The console's live view: from the moment of the request, each Event recorded in the Tenant as a \`recorded\` message (its id as the message id; \`properties\` is the JSON text as recorded), read from the database every half second. At most ${LIVE_VIEW_DEFAULTS.maxPerSecond} Events a second are sent; a \`skipped\` message counts those left out (\`atLeast\`: more may have been). A comment line every ${LIVE_VIEW_DEFAULTS.idleMs / 1000} s keeps an idle stream open. At most ${MAX_LIVE_VIEWS} views per events process; more answer 503.`,
+      pathParameters: { tenantId: { description: 'the Tenant id', schema: uuidParameter } },
+      responses: {
+        200: {
+          description:
+            '`text/event-stream` messages `recorded` and `skipped`, until the caller closes it',
+          schema: z.string(),
+          contentType: 'text/event-stream',
+          example: liveEventsExample,
+        },
+        401: error('missing or wrong admin token', adminUnauthorizedExample),
+        404: error('no such Tenant', noSuchTenantExample),
+        503: error('service_unavailable: too many live views are open on this process'),
       },
     },
     // The contacts service calls these for a Contact's GDPR export and erasure; they are

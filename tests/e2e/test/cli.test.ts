@@ -1,9 +1,20 @@
 // The built operator CLI (tools/cli/dist/main.js) as a child process, against the running
 // stack through the ingress. Needs `npm start` (or a deployed stack at HERALD_INGRESS_URL)
 // and a built CLI (`npm run build`).
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { accessToken, basic, call, cliPath, exchange, newTenant, runCli } from './support.js';
+import {
+  accessToken,
+  adminToken,
+  basic,
+  call,
+  cliPath,
+  exchange,
+  INGRESS,
+  newTenant,
+  runCli,
+} from './support.js';
 
 beforeAll(() => {
   if (!existsSync(cliPath)) {
@@ -143,6 +154,48 @@ describe('herald-admin against the running stack', () => {
     const after = await runCli(['contacts', 'find', '--tenant', tenantId, '--id', contact.id]);
     expect(after.code).toBe(1);
     expect(after.stderr).toMatch(/not_found/);
+  });
+
+  it('when events live follows a tenant through the ingress, then an Event recorded through the public API is printed within 2 s, and Ctrl-C ends it with exit code 0', async () => {
+    const tenantId = await newTenant('CLI e2e live');
+    const token = await accessToken(tenantId, ['contacts:write', 'events:write']);
+    const put = await call('PUT', '/v1/contacts/cli-live', token, {
+      email: `live-${Date.now()}@example.com`,
+    });
+    const contact = (await put.json()) as { id: string };
+
+    const child = spawn(process.execPath, [cliPath, 'events', 'live', '--tenant', tenantId], {
+      env: { ...process.env, NODE_OPTIONS: '', HERALD_URL: INGRESS, ADMIN_TOKEN: adminToken() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      // the view starts at its request: let it open before recording
+      await new Promise((r) => setTimeout(r, 700));
+      const sentAt = Date.now();
+      const recorded = await call('POST', '/v1/events/by-contact-id', token, {
+        contactId: contact.id,
+        eventName: 'CLI Live Test',
+        occurredAt: new Date().toISOString(),
+        dedupKey: `live-${Date.now()}`,
+        properties: { plan: 'team' },
+      });
+      expect(recorded.status).toBe(202);
+      while (!stdout.includes('\n') && Date.now() - sentAt < 5_000) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(Date.now() - sentAt).toBeLessThan(2_000);
+      expect(JSON.parse(stdout.split('\n')[0]!)).toMatchObject({
+        eventName: 'CLI Live Test',
+        contactId: contact.id,
+        properties: '{"plan":"team"}',
+      });
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
   });
 
   it('when the admin token is wrong, then the exit code is 1 and stderr says unauthenticated', async () => {

@@ -127,8 +127,8 @@ export function parseInvocation(argv: readonly string[]): Invocation {
 
   const get = options.get as string | undefined;
   if (get === '') throw new UsageError('--get needs a field name, e.g. --get id', { command });
-  if (command.raw && (get !== undefined || options.json === true)) {
-    throw new UsageError(`"${nameOf(command)}" prints a file as it comes: no --get or --json`, {
+  if ((command.raw || command.stream) && (get !== undefined || options.json === true)) {
+    throw new UsageError(`"${nameOf(command)}" prints what comes as it comes: no --get or --json`, {
       command,
     });
   }
@@ -136,7 +136,11 @@ export function parseInvocation(argv: readonly string[]): Invocation {
     kind: 'run',
     command,
     values,
-    output: { get, json: options.json === true, raw: command.raw === true },
+    output: {
+      get,
+      json: options.json === true,
+      raw: command.raw === true || command.stream === true,
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import { parseInvocation, UsageError } from './args.js';
-import { callApi } from './client.js';
+import { callApi, type StreamReader } from './client.js';
+import { sseReader } from './sse.js';
 import { requestOf } from './commands.js';
 import { startForward, type ForwardOptions } from './forward/forward.js';
 import { forwardSynopsis, helpText, synopsis } from './help.js';
@@ -36,7 +37,12 @@ export async function main(argv: readonly string[], env: Env, io: Io): Promise<n
 
   try {
     const { command, values, output } = invocation;
-    const answer = await callApi(baseUrlOf(env), adminTokenOf(env), requestOf(command, values));
+    const answer = await callApi(
+      baseUrlOf(env),
+      adminTokenOf(env),
+      requestOf(command, values),
+      command.stream ? liveReader(io) : undefined,
+    );
     if (answer.status >= 400) {
       io.stderr(formatFailure(answer));
       return EXIT_FAILED;
@@ -49,6 +55,20 @@ export async function main(argv: readonly string[], env: Env, io: Io): Promise<n
     io.stderr(`error: ${message}\n`);
     return EXIT_FAILED;
   }
+}
+
+/** `events live`: each recorded Event as one JSON line on stdout, left-out counts on stderr. */
+function liveReader(io: Io): StreamReader {
+  return {
+    chunk: sseReader((message) => {
+      if (message.event === 'recorded') io.stdout(`${message.data}\n`);
+      else if (message.event === 'skipped') {
+        const { count, atLeast } = JSON.parse(message.data) as { count: number; atLeast: boolean };
+        io.stderr(`events live: ${atLeast ? 'at least ' : ''}${count} events not shown\n`);
+      }
+    }),
+    stopped: io.untilStopped?.() ?? Promise.resolve(),
+  };
 }
 
 /** Serves the operator routes until stopped; exit code 1 when they cannot be forwarded. */

@@ -26,11 +26,21 @@ export interface ApiAnswer {
 
 const TIMEOUT_MS = 30_000;
 
+/**
+ * A streamed answer's reader: each chunk of a successful answer's body as it comes, until the
+ * answer ends or `stopped` resolves (the answer is then `text: ''`).
+ */
+export interface StreamReader {
+  chunk(text: string): void;
+  stopped: Promise<void>;
+}
+
 /** Sends one operator API request with the admin token. Any HTTP answer resolves. */
 export async function callApi(
   baseUrl: string,
   adminToken: string,
   request: ApiRequest,
+  stream?: StreamReader,
 ): Promise<ApiAnswer> {
   const url = `${baseUrl}${request.path}`;
   let headers: Headers;
@@ -46,15 +56,27 @@ export async function callApi(
   if (request.body !== undefined) headers.set('content-type', 'application/json');
 
   let response: Response;
-  let text: string;
+  let text = '';
+  const stop = new AbortController();
   try {
     response = await fetch(url, {
       method: request.method,
       headers,
       body: request.body === undefined ? undefined : JSON.stringify(request.body),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      // a stream has no end to wait for: only its start is timed
+      signal: stream ? stop.signal : AbortSignal.timeout(TIMEOUT_MS),
     });
-    text = await response.text();
+    if (stream && response.ok && response.body) {
+      void stream.stopped.then(() => stop.abort());
+      const decoder = new TextDecoder();
+      try {
+        for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
+          stream.chunk(decoder.decode(bytes, { stream: true }));
+        }
+      } catch (error) {
+        if (!stop.signal.aborted) throw error;
+      }
+    } else text = await response.text();
   } catch (error) {
     throw new CliError(
       `could not reach ${request.method} ${url} (${reasonOf(error)})\n` +

@@ -35,6 +35,8 @@ export interface Command {
   readonly query?: Readonly<Record<string, string>>;
   /** The answer is a file (JSON Lines), printed as it came. */
   readonly raw?: boolean;
+  /** The answer is a stream of Server-Sent Events, printed one JSON line each until Ctrl-C. */
+  readonly stream?: boolean;
   /** The JSON body; commands without one send none. `undefined` members are left out. */
   readonly body?: (values: Values) => Record<string, unknown>;
   readonly example: string;
@@ -276,6 +278,17 @@ export const commands: readonly Command[] = [
     path: '/admin/v1/tenants/{tenant}/event-names',
     flags: { tenant },
     example: 'herald-admin event-names list --tenant "$TENANT"',
+  },
+  {
+    group: 'events',
+    action: 'live',
+    summary:
+      "Follow a tenant's events as they are recorded, one JSON line each, until Ctrl-C (at most 20 a second; a line on stderr counts those left out).",
+    method: 'GET',
+    path: '/admin/v1/tenants/{tenant}/events/live',
+    flags: { tenant },
+    stream: true,
+    example: 'herald-admin events live --tenant "$TENANT"',
   },
   {
     group: 'event-retention',

@@ -99,7 +99,7 @@ describe('successful answers', () => {
       env(),
     );
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/prints a file as it comes: no --get or --json/);
+    expect(refused.stderr).toMatch(/prints what comes as it comes: no --get or --json/);
   });
 
   it('when the answer is 204, then nothing is printed and the exit code is 0', async () => {

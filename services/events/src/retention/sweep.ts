@@ -1,7 +1,6 @@
-import type { Pool } from '@herald/db';
+import { databaseNow, type Pool } from '@herald/db';
 import type { Logger } from '@herald/http';
 import {
-  databaseNow,
   deleteTenantEventsBatch,
   partitionBeforePartitioningExists,
   tenantsWithEventsBefore,

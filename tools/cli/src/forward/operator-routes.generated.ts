@@ -8,6 +8,6 @@ export const operatorRoutes: readonly Route[] = [
     regex: '^/admin/v1/tenants/[^/]+/(organizations|contacts(/[^/]+/(export|erase))?)/?$',
     service: 'contacts',
   },
-  { regex: '^/admin/v1/tenants/[^/]+/event-names/?$', service: 'events' },
+  { regex: '^/admin/v1/tenants/[^/]+/(event-names|events/live)/?$', service: 'events' },
   { regex: '^/admin/v1/tenants/[^/]+/billing(/.*)?$', service: 'billing' },
 ];

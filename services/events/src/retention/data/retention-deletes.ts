@@ -20,12 +20,6 @@ export async function partitionBeforePartitioningExists(db: Queryable): Promise<
   return rows[0]?.found ?? false;
 }
 
-/** The database's clock: recording stamps received_at with it, so cutoffs are counted from it. */
-export async function databaseNow(db: Queryable): Promise<Date> {
-  const { rows } = await db.query<{ now: Date }>('select now() as now');
-  return rows[0]!.now;
-}
-
 /**
  * The Tenants with at least one Event received before `before`, found without reading their
  * Events: one index descent per Tenant (a loose index scan), however many Events each has.

@@ -101,6 +101,7 @@ with "/").
 {{- end }}
 
 {{- define "herald.operatorRoutes" -}}
+- {path: "/console(/.*)?$", process: auth}
 - {path: "/admin/v1/tenants(/[^/]+(/(api-keys(/.*)?|event-retention))?)?/?$", process: auth}
 - {path: "/admin/v1/tenants/[^/]+/(organizations|contacts(/[^/]+/(export|erase))?)/?$", process: contacts}
 - {path: "/admin/v1/tenants/[^/]+/(event-names|events/live)/?$", process: events}

@@ -9,8 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import openapiTS, { astToString } from 'openapi-typescript';
-import prettier from 'prettier';
+import { apiTypes } from '@herald/generate/openapi-types.mjs';
 
 const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const repoRoot = path.resolve(packageDir, '../..');
@@ -31,46 +30,10 @@ function sourceFile() {
   return values.input ? path.resolve(values.input) : path.join(repoRoot, SOURCE);
 }
 
-/** The document restricted to the public API: the SDK never calls the operator API. */
-function publicApi(document) {
-  const paths = Object.fromEntries(
-    Object.entries(document.paths ?? {}).filter(([route]) => route.startsWith('/v1/')),
-  );
-  if (Object.keys(paths).length === 0) {
-    throw new Error('the OpenAPI document has no /v1 route: is it generated (npm run generate)?');
-  }
-  return { ...document, paths, components: withoutSelfReferences(document.components) };
-}
-
-/**
- * openapi-typescript writes a component schema that refers to itself (a JSON value: `X[]` or
- * `{[key]: X}` within X) as an indexed access TypeScript refuses ("referenced directly or
- * indirectly in its own type annotation"; openapi-ts/openapi-typescript#1603). Such a
- * self-reference becomes `{}` (unknown): the first level keeps its type, the nested values are
- * `unknown`.
- */
-function withoutSelfReferences(components) {
-  if (!components?.schemas) return components;
-  const cut = (node, ref) => {
-    if (Array.isArray(node)) return node.map((item) => cut(item, ref));
-    if (node === null || typeof node !== 'object') return node;
-    if (node.$ref === ref) return {};
-    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, cut(value, ref)]));
-  };
-  const schemas = Object.fromEntries(
-    Object.entries(components.schemas).map(([name, schema]) => [
-      name,
-      cut(schema, `#/components/schemas/${name}`),
-    ]),
-  );
-  return { ...components, schemas };
-}
-
-export async function render(file) {
-  const document = publicApi(JSON.parse(fs.readFileSync(file, 'utf8')));
-  const text = HEADER + astToString(await openapiTS(document));
-  const config = (await prettier.resolveConfig(target)) ?? {};
-  return prettier.format(text, { ...config, filepath: target });
+/** The public API only: the SDK never calls the operator API. */
+export function render(file) {
+  const document = JSON.parse(fs.readFileSync(file, 'utf8'));
+  return apiTypes(document, { prefix: '/v1/', header: HEADER, target });
 }
 
 const source = sourceFile();

@@ -125,8 +125,9 @@ function headerValue(schema: HeaderSpec['schema'], raw: string): unknown {
   }
 }
 
-// What the rendered reference page loads is not part of the API.
-const notApi = (path: string) => path === '/docs' || path.startsWith('/docs/');
+// What the rendered reference page and the operator console load is not part of the API.
+const notApi = (path: string) =>
+  ['/docs', '/console'].some((page) => path === page || path.startsWith(`${page}/`));
 
 /** What is wrong with one answer to `method url`, by the document; empty when nothing is. */
 export async function contractViolations(

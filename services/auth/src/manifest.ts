@@ -59,6 +59,9 @@ const openApiDocumentSchema = z.looseObject({
 });
 /** What the rendered reference serves: read by anyone, not in the OpenAPI document. */
 const page = { method: 'get', audience: 'public', access: { kind: 'none' }, page: true } as const;
+/** The operator console's files: open to anyone who reaches the operator ingress, like the
+ * page's code; what it shows comes from the operator API, with the admin token. */
+const consolePage = { ...page, audience: 'operator' } as const;
 const unauthorizedAdmin = {
   description: 'missing or wrong admin token',
   schema: standardError,
@@ -105,6 +108,8 @@ export const manifest = defineService({
         { exact: '/v1/token' },
         { exact: '/v1/openapi.json', note: 'the OpenAPI document' },
         { prefix: '/docs', note: 'the rendered API reference and its files' },
+        // the operator console: on the operator ingress only, beside the API it calls
+        { regex: '^/console(/.*)?$', note: 'the operator console and its files' },
         {
           regex: '^/admin/v1/tenants(/[^/]+(/(api-keys(/.*)?|event-retention))?)?/?$',
           note: 'tenant create and delete, API key create, API key revoke, Event retention',
@@ -130,6 +135,12 @@ export const manifest = defineService({
       },
     },
     referencePage: { ...page, path: '/docs', summary: 'The rendered API reference' },
+    consolePage: { ...consolePage, path: '/console', summary: 'The operator console' },
+    consoleAsset: {
+      ...consolePage,
+      path: '/console/assets/:name',
+      summary: "The console's scripts and styles",
+    },
     referenceAsset: {
       ...page,
       path: '/docs/assets/:name',

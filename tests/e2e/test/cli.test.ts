@@ -106,7 +106,7 @@ describe('herald-admin against the running stack', () => {
     const email = `cli-${Date.now()}@example.com`;
     const put = await call('PUT', '/v1/contacts/cli-gdpr', token, { email });
     expect(put.status).toBe(201);
-    const contact = (await put.json()) as { id: string };
+    const contact = await put.json<{ id: string }>();
     const recorded = await call('POST', '/v1/events/by-contact-id', token, {
       contactId: contact.id,
       eventName: 'CLI Export Test',
@@ -162,7 +162,7 @@ describe('herald-admin against the running stack', () => {
     const put = await call('PUT', '/v1/contacts/cli-live', token, {
       email: `live-${Date.now()}@example.com`,
     });
-    const contact = (await put.json()) as { id: string };
+    const contact = await put.json<{ id: string }>();
 
     const child = spawn(process.execPath, [cliPath, 'events', 'live', '--tenant', tenantId], {
       env: { ...process.env, NODE_OPTIONS: '', HERALD_URL: INGRESS, ADMIN_TOKEN: adminToken() },

@@ -2,10 +2,11 @@
 // the SDK's build are served by the example's own static server (examples/browser/serve.mjs, on
 // another origin than the API), and the page records an Event with a publishable key through
 // the ingress, cross-origin (CORS). The Event must then be in the Contact's export.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from './browser.js';
 import { INGRESS, accessToken, call, newKey, newTenant, repoRoot } from './support.js';
 
 const SERVE = path.join(repoRoot, 'examples', 'browser', 'serve.mjs');
@@ -43,16 +44,7 @@ function startServer(): Promise<string> {
 }
 
 beforeAll(async () => {
-  const found = execFileSync(
-    'node',
-    [path.join(repoRoot, 'tools', 'stack', 'src', 'browser.mjs')],
-    {
-      encoding: 'utf8',
-      timeout: 600_000,
-    },
-  );
-  const executablePath = found.trim().split('\n').at(-1)!;
-  browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
+  browser = await launchChromium();
   pageOrigin = await startServer();
 }, 660_000);
 

@@ -1,11 +1,11 @@
 // The rendered API reference at /docs, loaded in a real browser (Debian's Chromium driven by
 // playwright-core) from the running stack through the ingress: every operation of the served
 // OpenAPI document must appear on it. A screenshot is kept under .herald/test-output/.
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from './browser.js';
 import { INGRESS, repoRoot } from './support.js';
 
 /** What the test reads of an element in the page (no DOM typings in the test's program). */
@@ -24,16 +24,7 @@ const outputDir = path.join(repoRoot, '.herald', 'test-output');
 let browser: Browser;
 
 beforeAll(async () => {
-  const found = execFileSync(
-    'node',
-    [path.join(repoRoot, 'tools', 'stack', 'src', 'browser.mjs')],
-    {
-      encoding: 'utf8',
-      timeout: 600_000,
-    },
-  );
-  const executablePath = found.trim().split('\n').at(-1)!;
-  browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
+  browser = await launchChromium();
 }, 660_000);
 
 afterAll(async () => {

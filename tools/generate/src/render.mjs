@@ -141,8 +141,10 @@ function publicPaths(process) {
 function operatorPaths(process) {
   return (process.ingress ?? []).flatMap((r) => {
     if (r.regex === undefined) return [];
-    if (!r.regex.startsWith('^/admin/')) {
-      throw new Error(`${process.name}: a regex route must be an operator route (^/admin/…)`);
+    if (!r.regex.startsWith('^/admin/') && !r.regex.startsWith('^/console')) {
+      throw new Error(
+        `${process.name}: a regex route must be an operator route (^/admin/…, ^/console…)`,
+      );
     }
     return [r.regex.slice(1)];
   });

@@ -3,6 +3,7 @@ import type { Route } from './router.js';
 
 /** The operator routes (regular expressions, as the operator Ingress has them), by Service. */
 export const operatorRoutes: readonly Route[] = [
+  { regex: '^/console(/.*)?$', service: 'auth' },
   { regex: '^/admin/v1/tenants(/[^/]+(/(api-keys(/.*)?|event-retention))?)?/?$', service: 'auth' },
   {
     regex: '^/admin/v1/tenants/[^/]+/(organizations|contacts(/[^/]+/(export|erase))?)/?$',

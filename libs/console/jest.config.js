@@ -1,0 +1,3 @@
+import { jestConfig } from '@herald/jest-preset';
+
+export default jestConfig();

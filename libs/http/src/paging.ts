@@ -16,7 +16,8 @@ export function pageQuery(noun: string, page: { default: number; max: number }) 
       .describe(`how many ${noun} per page, 1 to ${page.max} (default ${page.default})`),
     cursor: z
       .string()
-      .max(512)
+      // a cursor of an id of 255 characters of up to 4 bytes each, in base64url: 1,360
+      .max(2048)
       .optional()
       .describe("the previous page's `nextCursor`, for the page after it"),
   };
@@ -41,12 +42,16 @@ export function optionalQueryParameters(shape: Record<string, z.ZodType>) {
 export const encodeCursor = (text: string): string => Buffer.from(text).toString('base64url');
 
 /**
- * The text of a cursor, when `pattern` accepts it; otherwise a 400 naming query.cursor, as for
- * any cursor the list did not give.
+ * The text of a cursor, when `pattern` matches it and `valid` accepts the match; otherwise a 400
+ * naming query.cursor, as for any cursor the list did not give.
  */
-export function decodeCursor(cursor: string, pattern: RegExp): RegExpExecArray {
+export function decodeCursor(
+  cursor: string,
+  pattern: RegExp,
+  valid: (match: RegExpExecArray) => boolean = () => true,
+): RegExpExecArray {
   const match = pattern.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match) {
+  if (!match || !valid(match)) {
     throw errors.validation('query.cursor: not a cursor of this list (pass nextCursor as given)');
   }
   return match;

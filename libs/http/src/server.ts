@@ -25,7 +25,8 @@ export interface RunningServer {
   server: Server;
   url: string;
   /**
-   * With `drainMs`, first answers as usual that long, closing each connection after its answer.
+   * With `drainMs`, first answers as usual that long, closing each connection after its answer;
+   * `app.locals.draining` (an AbortSignal) aborts as this starts, for streams to end.
    * Then waits for in-flight requests and runs the onShutdown hooks while the port stays open,
    * answering health probes 200 and anything else 503; then stops listening.
    */
@@ -40,6 +41,10 @@ export async function startServer(app: Express, options: ServerOptions): Promise
   const { logger, shutdownTimeoutMs = 10_000, onShutdown = [] } = options;
   let draining = false;
   let stopping = false;
+  // Handlers of long-lived answers (a live view's stream) end them when it aborts: a draining
+  // process would otherwise wait the whole shutdown timeout for answers that never finish.
+  const drain = new AbortController();
+  (app.locals as { draining?: AbortSignal }).draining = drain.signal;
   let inFlight = 0;
   let lastRequestDone: (() => void) | undefined;
   const server = createServer((req, res) => {
@@ -75,6 +80,7 @@ export async function startServer(app: Express, options: ServerOptions): Promise
   const close = ({ drainMs = 0 }: { drainMs?: number } = {}) => {
     closing ??= (async () => {
       draining = true;
+      drain.abort();
       if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
       // The port stays open until the hooks have run: the kubelet probes a terminating pod until
       // its container has exited, and a refused probe is a Warning event on the pod.

@@ -17,8 +17,9 @@ import {
 import { contactsRoutes, SERVICE_PORTS, tenantDataRoutes } from '@herald/internal-api';
 import { TOPICS } from '@herald/messages';
 import {
-  contactLookupQuery,
   contactResponse,
+  contactSearchQuery,
+  contactSearchResponse,
   contactWriteBody,
   externalId,
   listOrganizationsQuery,
@@ -307,17 +308,27 @@ export const manifest = defineService({
         ...operatorRefusals,
       },
     },
-    lookupContact: {
+    findContacts: {
       ...operator,
       method: 'get',
       path: '/admin/v1/tenants/:tenantId/contacts',
-      summary: "Look up one of a Tenant's Contacts",
+      summary: "Find a Tenant's Contacts by an identity",
       description:
-        'The Contact with this `externalId`, `email` (any case) or `id`: exactly one of them. For the operator answering a request about a person (a GDPR access or erasure request by email, say); the export and erasure routes below take the id it answers.',
-      queryParameters: optionalQueryParameters(contactLookupQuery.shape),
+        'The Contacts whose `externalId`, `email` (any case) or `id` is `identity`: for the operator answering a request about a person (a GDPR access or erasure request by email, say). The export and erasure routes below take the `id` it answers. An identity no Contact has is an empty list.',
+      queryParameters: {
+        identity: {
+          description: contactSearchQuery.shape.identity.description ?? 'identity',
+          schema: contactSearchQuery.shape.identity,
+          required: true,
+        },
+      },
       responses: {
-        200: { description: 'the Contact', schema: contactResponse, example: contactExample },
-        400: error('validation_error: not exactly one of `externalId`, `email` and `id`'),
+        200: {
+          description: 'the Contacts with that identity',
+          schema: contactSearchResponse,
+          example: { contacts: [contactExample] },
+        },
+        400: error('validation_error: `identity` is missing, empty or longer than 256 characters'),
         ...operatorRefusals,
       },
     },

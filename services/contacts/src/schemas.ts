@@ -96,14 +96,19 @@ export const organizationListResponse = z.object({
   nextCursor,
 });
 
-/** The operator's lookup of one Contact: by exactly one of its identities. */
-export const contactLookupQuery = z
-  .object({
-    externalId: z.string().min(1).max(256).optional().describe("the customer's own id"),
-    email: z.string().min(1).max(254).optional().describe('its email (any case)'),
-    id: z.string().max(64).optional().describe('the Contact id Herald assigned'),
-  })
-  .refine(
-    (q) => [q.externalId, q.email, q.id].filter((v) => v !== undefined).length === 1,
-    'give exactly one of externalId, email and id',
-  );
+/** The operator's search for a person's Contact: by any one of its identities. */
+export const contactSearchQuery = z.object({
+  identity: z
+    .string()
+    .min(1)
+    .max(256)
+    .describe("an externalId, an email (any case) or a Contact's id"),
+});
+
+export const contactSearchResponse = z.object({
+  contacts: z
+    .array(contactResponse)
+    .describe(
+      'every Contact of the Tenant with that externalId, email or id: none, one, or (when one Contact has it as its externalId and another as its email) more, oldest first',
+    ),
+});

@@ -261,7 +261,7 @@ describe('the operator console in Chromium', () => {
 
   it('when a Contact is looked up by email, then its GDPR export downloads with its Event, and its erasure needs its email typed', async () => {
     await page.getByRole('link', { name: 'Contacts' }).click();
-    await page.getByLabel('Email', { exact: true }).fill(contact.email.toUpperCase());
+    await page.getByLabel('External id, email or contact id').fill(contact.email.toUpperCase());
     await page.getByRole('button', { name: 'Find' }).click();
     await page.getByText(contact.id).waitFor();
     await page.getByRole('button', { name: 'Prepare GDPR export' }).click();

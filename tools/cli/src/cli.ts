@@ -41,10 +41,15 @@ export async function main(argv: readonly string[], env: Env, io: Io): Promise<n
       baseUrlOf(env),
       adminTokenOf(env),
       requestOf(command, values),
-      command.stream ? liveReader(io) : undefined,
+      command.stream ? liveReader(io) : command.raw ? fileReader(io) : undefined,
     );
     if (answer.status >= 400) {
       io.stderr(formatFailure(answer));
+      return EXIT_FAILED;
+    }
+    if (answer.stopped) return EXIT_OK;
+    if (command.stream) {
+      io.stderr('error: the stream ended (the server closed it); run the command again\n');
       return EXIT_FAILED;
     }
     io.stdout(formatSuccess(answer, output));
@@ -55,6 +60,11 @@ export async function main(argv: readonly string[], env: Env, io: Io): Promise<n
     io.stderr(`error: ${message}\n`);
     return EXIT_FAILED;
   }
+}
+
+/** A file (`contacts export`): printed as it comes, however long it takes. */
+function fileReader(io: Io): StreamReader {
+  return { chunk: (text) => io.stdout(text), stopped: new Promise<void>(() => {}) };
 }
 
 /** `events live`: each recorded Event as one JSON line on stdout, left-out counts on stderr. */

@@ -20,15 +20,17 @@ export interface ApiAnswer {
   readonly statusText: string;
   /** Parsed JSON; the raw text when it is not JSON; `undefined` when empty. */
   readonly body: unknown;
-  /** The body as it came. */
+  /** The body as it came (empty when it was read as it came, by a StreamReader). */
   readonly text: string;
+  /** A streamed answer the caller stopped (Ctrl-C) rather than one that ended. */
+  readonly stopped?: boolean;
 }
 
 const TIMEOUT_MS = 30_000;
 
 /**
- * A streamed answer's reader: each chunk of a successful answer's body as it comes, until the
- * answer ends or `stopped` resolves (the answer is then `text: ''`).
+ * A reader of a successful answer's body as it comes, chunk by chunk, until the answer ends or
+ * `stopped` resolves (the answer's `text` is then empty).
  */
 export interface StreamReader {
   chunk(text: string): void;
@@ -57,27 +59,40 @@ export async function callApi(
 
   let response: Response;
   let text = '';
+  let stopped = false;
   const stop = new AbortController();
+  // Read as it comes (a stream, a file), an answer's start is timed and its end is not; the
+  // caller's stop (Ctrl-C) counts from the start, before any answer.
+  const unanswered = stream
+    ? setTimeout(() => stop.abort(new DOMException('no answer', 'TimeoutError')), TIMEOUT_MS)
+    : undefined;
+  void stream?.stopped.then(() => {
+    stopped = true;
+    stop.abort();
+  });
   try {
-    response = await fetch(url, {
-      method: request.method,
-      headers,
-      body: request.body === undefined ? undefined : JSON.stringify(request.body),
-      // a stream has no end to wait for: only its start is timed
-      signal: stream ? stop.signal : AbortSignal.timeout(TIMEOUT_MS),
-    });
+    try {
+      response = await fetch(url, {
+        method: request.method,
+        headers,
+        body: request.body === undefined ? undefined : JSON.stringify(request.body),
+        signal: stream ? stop.signal : AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } finally {
+      clearTimeout(unanswered);
+    }
     if (stream && response.ok && response.body) {
-      void stream.stopped.then(() => stop.abort());
       const decoder = new TextDecoder();
       try {
         for await (const bytes of response.body as AsyncIterable<Uint8Array>) {
           stream.chunk(decoder.decode(bytes, { stream: true }));
         }
       } catch (error) {
-        if (!stop.signal.aborted) throw error;
+        if (!stopped) throw error;
       }
     } else text = await response.text();
   } catch (error) {
+    if (stopped) return { status: 0, statusText: 'stopped', body: undefined, text: '', stopped };
     throw new CliError(
       `could not reach ${request.method} ${url} (${reasonOf(error)})\n` +
         'hint: is the stack running? Start it with "npm start", or set HERALD_URL to the ingress address.',
@@ -88,6 +103,7 @@ export async function callApi(
     statusText: response.statusText,
     body: parseBody(text),
     text,
+    stopped,
   };
 }
 

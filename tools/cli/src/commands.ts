@@ -209,17 +209,19 @@ export const commands: readonly Command[] = [
     group: 'contacts',
     action: 'find',
     summary:
-      "Look up one of a tenant's contacts by exactly one of --external-id, --email (any case) and --id.",
+      "Find a tenant's contacts whose externalId, email (any case) or id is the given identity.",
     method: 'GET',
-    path: '/admin/v1/tenants/{tenant}/contacts',
+    path: '/admin/v1/tenants/{tenant}/contacts?identity={identity}',
     flags: {
       tenant,
-      'external-id': { value: '<x>', help: "the customer's own id" },
-      email: { value: '<email>', help: 'its email address' },
-      id: { value: '<id>', help: 'the contact id Herald assigned' },
+      identity: {
+        value: '<x>',
+        help: 'an externalId, an email address or a contact id',
+        required: true,
+      },
     },
-    query: { 'external-id': 'externalId', email: 'email', id: 'id' },
-    example: 'herald-admin contacts find --tenant "$TENANT" --email ada@example.com --get id',
+    example:
+      'herald-admin contacts find --tenant "$TENANT" --identity ada@example.com --get contacts.0.id',
   },
   {
     group: 'contacts',

@@ -80,15 +80,9 @@ describe('requests', () => {
       undefined,
     ],
     [
-      ['contacts', 'find', '--tenant', TENANT, '--external-id', 'a/b c'],
+      ['contacts', 'find', '--tenant', TENANT, '--identity', 'a/b c'],
       'GET',
-      `${base}/contacts?externalId=a%2Fb+c`,
-      undefined,
-    ],
-    [
-      ['contacts', 'find', '--tenant', TENANT, '--email', 'ada@example.com'],
-      'GET',
-      `${base}/contacts?email=ada%40example.com`,
+      `${base}/contacts?identity=a%2Fb%20c`,
       undefined,
     ],
     [

@@ -1,7 +1,11 @@
+import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { main } from '../src/cli.js';
 import { repoRoot } from '../src/settings.js';
 import { ADMIN_TOKEN, run, startFakeApi, TENANT, type FakeApi } from './support.js';
 
@@ -244,5 +248,49 @@ describe('the admin token', () => {
 
   it('when asking for help, then no token is needed', async () => {
     expect((await run(['help'], { HERALD_DATA_DIR: 'no-such-dir' })).code).toBe(0);
+  });
+});
+
+describe('events live', () => {
+  it('when the stream brings an Event and then ends without Ctrl-C, then the Event is one JSON line and the end an error (exit 1)', async () => {
+    api.answer = {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      text: 'retry: 3000\n\nevent: recorded\nid: e1\ndata: {"id":"e1","eventName":"Signed Up"}\n\nevent: skipped\ndata: {"count":3,"atLeast":false}\n\n',
+    };
+    let stdout = '';
+    let stderr = '';
+    const code = await main(['events', 'live', '--tenant', TENANT], env(), {
+      stdout: (text) => (stdout += text),
+      stderr: (text) => (stderr += text),
+      untilStopped: () => new Promise<void>(() => {}),
+    });
+    expect(code).toBe(1);
+    expect(stdout).toBe('{"id":"e1","eventName":"Signed Up"}\n');
+    expect(stderr).toBe(
+      'events live: 3 events not shown\nerror: the stream ended (the server closed it); run the command again\n',
+    );
+  });
+
+  it('when Ctrl-C comes before any answer, then it stops at once with exit code 0', async () => {
+    const silent = createServer(() => {});
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    try {
+      const code = await main(
+        ['events', 'live', '--tenant', TENANT],
+        { HERALD_URL: url, ADMIN_TOKEN },
+        {
+          stdout: () => {},
+          stderr: () => {},
+          untilStopped: () => new Promise<void>((resolve) => setTimeout(resolve, 100)),
+        },
+      );
+      expect(code).toBe(0);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
   });
 });

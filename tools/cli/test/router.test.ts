@@ -153,4 +153,48 @@ describe('startRouter', () => {
       upstream.close();
     }
   });
+
+  it('when the caller leaves in the middle of a streamed answer, then the request to the Service is closed too', async () => {
+    let upstreamClosed = false;
+    const upstream = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': open\n\n');
+      res.once('close', () => (upstreamClosed = true));
+    });
+    const base = await listen(upstream);
+    const router = await startRouter(operatorRoutes, () => base);
+    try {
+      const leave = new AbortController();
+      const res = await fetch(`${router.url}/admin/v1/tenants/t1/event-names`, {
+        signal: leave.signal,
+      });
+      const reader = res.body!.getReader();
+      await reader.read();
+      leave.abort();
+      for (let i = 0; i < 50 && !upstreamClosed; i += 1)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(upstreamClosed).toBe(true);
+    } finally {
+      await router.close();
+      upstream.closeAllConnections();
+      upstream.close();
+    }
+  });
+
+  it('when the Service goes away in the middle of an answer, then the caller sees its answer cut, not a finished one', async () => {
+    const upstream = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': open\n\n');
+      setTimeout(() => req.socket.destroy(), 50);
+    });
+    const base = await listen(upstream);
+    const router = await startRouter(operatorRoutes, () => base);
+    try {
+      const res = await fetch(`${router.url}/admin/v1/tenants/t1/event-names`);
+      await expect(res.text()).rejects.toThrow();
+    } finally {
+      await router.close();
+      upstream.close();
+    }
+  });
 });

@@ -32,7 +32,7 @@ function withoutSelfReferences(components) {
 /**
  * The types of the document's routes under `prefix`, with `header` (comment lines) first,
  * formatted as the repository's prettier formats `target`.
- * @param {{ paths?: Record<string, unknown>, components?: { schemas?: Record<string, unknown> } }} document
+ * @param {import('openapi-typescript').OpenAPI3} document
  * @param {{ prefix: string, header: string, target: string }} options
  */
 export async function apiTypes(document, { prefix, header, target }) {

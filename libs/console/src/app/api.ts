@@ -49,10 +49,21 @@ export async function request(
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       signal: options.signal,
       cache: 'no-store',
+      // A single sign-on proxy whose session ended answers with a redirect to its sign-in page,
+      // which the page's policy may not fetch: seen, not followed.
+      redirect: 'manual',
     });
   } catch (error) {
     if (options.signal?.aborted) throw error;
     throw new ApiError(0, 'network_error', 'Herald could not be reached. Try again.', null);
+  }
+  if (res.type === 'opaqueredirect') {
+    throw new ApiError(
+      0,
+      'sign_in_required',
+      'Your sign-in to this site ended: reload the page to sign in again.',
+      null,
+    );
   }
   if (res.ok) return res;
   const requestId = res.headers.get('x-request-id');

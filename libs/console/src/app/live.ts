@@ -4,6 +4,8 @@ import { enc, request } from './api.js';
 import type { LiveEvent } from './types.js';
 
 export interface LiveHandlers {
+  /** The stream is open: Events recorded from now on come. */
+  open(): void;
   event(event: LiveEvent): void;
   skipped(count: number, atLeast: boolean): void;
 }
@@ -15,6 +17,7 @@ export async function followLiveEvents(
   signal: AbortSignal,
 ): Promise<void> {
   const res = await request('GET', `/tenants/${enc(tenantId)}/events/live`, { signal });
+  handlers.open();
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   try {

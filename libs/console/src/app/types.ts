@@ -17,7 +17,8 @@ export type Retention = Answer<'tenantEventRetention', 200>;
 export type OrganizationPage = Answer<'listOrganizations', 200>;
 export type Organization = OrganizationPage['organizations'][number];
 export type EventName = Answer<'eventNames', 200>['eventNames'][number];
-export type Contact = Answer<'lookupContact', 200>;
+export type ContactSearch = Answer<'findContacts', 200>;
+export type Contact = ContactSearch['contacts'][number];
 export type CreateKeyBody = operations['createApiKey']['requestBody'] extends {
   content: { 'application/json': infer B };
 }

@@ -31,7 +31,8 @@ export async function tenantById(deps: TenantDeps, tenantId: string): Promise<Te
   return tenant;
 }
 
-const CURSOR = /^(\d{1,20})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+// at most 17 digits of microseconds: until the year 5138, within bigint and timestamptz
+const CURSOR = /^(\d{1,17})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
 /** A page's cursor: `<created_at in microseconds>.<id>` of its last Tenant. */
 const cursorOf = (position: TenantPosition) =>

@@ -98,6 +98,11 @@ describe('operator API: listing Tenants', () => {
     [`search=${'x'.repeat(257)}`, 'query.search'],
     ['cursor=not-a-cursor', 'query.cursor'],
     [`cursor=${Buffer.from(`1.${randomUUID()}x`).toString('base64url')}`, 'query.cursor'],
+    // microseconds past bigint and timestamptz: refused, not a database error
+    [
+      `cursor=${Buffer.from(`${'9'.repeat(20)}.${randomUUID()}`).toString('base64url')}`,
+      'query.cursor',
+    ],
   ])('when the query is %s, then 400 validation_error naming %s', async (query, field) => {
     const res = await get(`/tenants?${query}`);
     expect(res.status).toBe(400);

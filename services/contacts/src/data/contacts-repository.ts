@@ -73,11 +73,25 @@ export const findContactByExternalId = (
     [tenantId, externalId],
   );
 
-export const findContactByEmail = (db: Queryable, tenantId: string, email: string) =>
-  one(db, `select ${COLUMNS} from contacts where tenant_id = $1 and email_key = $2`, [
-    tenantId,
-    emailKey(email),
-  ]);
+/** The Tenant's Contacts with any of these identities (each may be null: not searched by). */
+export async function findContactsByIdentity(
+  db: Queryable,
+  tenantId: string,
+  identity: { externalId: string | null; email: string | null; id: string | null },
+): Promise<Contact[]> {
+  const { rows } = await db.query<ContactRow>(
+    `select ${COLUMNS} from contacts
+      where tenant_id = $1 and (external_id = $2 or email_key = $3 or id = $4::uuid)
+      order by created_at, id`,
+    [
+      tenantId,
+      identity.externalId,
+      identity.email === null ? null : emailKey(identity.email),
+      identity.id,
+    ],
+  );
+  return rows.map(toContact);
+}
 
 /** One Contact looked up by its Tenant and its id or externalId. */
 export interface ContactLookup {

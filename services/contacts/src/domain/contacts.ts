@@ -13,10 +13,10 @@ import { isUuid } from '@herald/http';
 import { TOPICS } from '@herald/messages';
 import { context, messageTraceHeaders, trace, type Context } from '@herald/telemetry';
 import {
-  findContactByEmail,
   findContactByExternalId,
   findContactById,
   findContacts,
+  findContactsByIdentity,
   upsertContacts,
   writtenOrThrown,
   type Contact,
@@ -209,13 +209,21 @@ export async function getByExternalId(
   return contact;
 }
 
-/** An email no write accepts names no Contact: 404. */
-export async function getByEmail(pool: Pool, tenantId: string, address: string): Promise<Contact> {
-  const contact = emailSchema.safeParse(address).success
-    ? await findContactByEmail(pool, tenantId, address)
-    : null;
-  if (!contact) throw noSuchContact();
-  return contact;
+/**
+ * The Tenant's Contacts that have `identity` as their externalId, email or id. It is searched
+ * for only where a Contact could have it (a valid email, a uuid): anything else never reaches
+ * PostgreSQL, which cannot even compare U+0000.
+ */
+export function contactsWithIdentity(
+  pool: Pool,
+  tenantId: string,
+  identity: string,
+): Promise<Contact[]> {
+  const externalId = isExternalId(identity) ? identity : null;
+  const email = emailSchema.safeParse(identity).success ? identity : null;
+  const id = isUuid(identity) ? identity.toLowerCase() : null;
+  if (externalId === null && email === null && id === null) return Promise.resolve([]);
+  return findContactsByIdentity(pool, tenantId, { externalId, email, id });
 }
 
 /** A malformed uuid names no Contact: 404, not 400 or 500. */

@@ -10,15 +10,14 @@ import {
 import type { Contact } from '../data/contacts-repository.js';
 import { externalId as externalIdSchema } from '../schemas.js';
 import { presentContact } from './contact-snapshot.js';
-import { getByEmail, getByExternalId, getById } from './contacts.js';
+import { getByExternalId, getById } from './contacts.js';
 
-/** Names one Contact of the Tenant: by the service's id, the caller's externalId, or its email. */
-export type ContactRef = { id: string } | { externalId: string } | { email: string };
+/** Names one Contact of the Tenant: by the service's id, or by the caller's externalId. */
+export type ContactRef = { id: string } | { externalId: string };
 
 /** 404 when the Tenant has no such Contact; an id or externalId that cannot exist is a 404 too. */
 export async function findContact(pool: Pool, tenantId: string, ref: ContactRef): Promise<Contact> {
   if ('id' in ref) return getById(pool, tenantId, ref.id);
-  if ('email' in ref) return getByEmail(pool, tenantId, ref.email);
   // A value no write accepts (a control character, U+0000 included) names nothing, and must
   // not reach PostgreSQL, which cannot even compare U+0000.
   if (!externalIdSchema.safeParse(ref.externalId).success) throw errors.notFound('no such contact');

@@ -1,6 +1,7 @@
 import type { TenantDirectory } from '@herald/auth';
 import { isUniqueViolation, type Pool } from '@herald/db';
 import { errors } from '@herald/errors';
+import { externalId as externalIdSchema } from '../schemas.js';
 import { decodeCursor, encodeCursor } from '@herald/http';
 import {
   insertOrganization,
@@ -29,13 +30,17 @@ export async function createOrganization(
 /** A cursor is the externalId the page ended with. */
 const CURSOR = /^([\s\S]{1,256})$/;
 
+/** The externalId a cursor names; one no organization can have is no cursor of this list. */
+const positionOf = (cursor: string): string =>
+  decodeCursor(cursor, CURSOR, ([, id]) => externalIdSchema.safeParse(id).success)[1]!;
+
 /** A page of the Tenant's organizations by externalId, and the next page's cursor. */
 export async function organizationsPage(
   deps: { pool: Pool; tenantExists: TenantDirectory },
   tenantId: string,
   query: { limit: number; cursor?: string | undefined },
 ): Promise<{ organizations: Organization[]; nextCursor: string | null }> {
-  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, CURSOR)[1];
+  const after = query.cursor === undefined ? undefined : positionOf(query.cursor);
   if (!(await deps.tenantExists(tenantId))) throw errors.notFound('no such tenant');
   const rows = await listOrganizations(deps.pool, tenantId, { limit: query.limit, after });
   const organizations = rows.slice(0, query.limit);

@@ -2,12 +2,11 @@ import type { TenantDirectory } from '@herald/auth';
 import type { Pool } from '@herald/db';
 import { errors } from '@herald/errors';
 import { parseOrThrow, type RouteHandlers } from '@herald/http';
-import { isUuid } from '../domain/contacts.js';
-import { findContact } from '../domain/export.js';
+import { contactsWithIdentity, isUuid } from '../domain/contacts.js';
 import { createOrganization, organizationsPage } from '../domain/organizations.js';
 import type { Organization } from '../data/organizations-repository.js';
 import { presentContact } from '../domain/contact-snapshot.js';
-import { contactLookupQuery, listOrganizationsQuery, organizationBody } from '../schemas.js';
+import { contactSearchQuery, listOrganizationsQuery, organizationBody } from '../schemas.js';
 import type { manifest } from '../manifest.js';
 
 /** A malformed Tenant id names no Tenant: 404. */
@@ -28,7 +27,7 @@ export function adminHandlers(deps: {
   tenantExists: TenantDirectory;
 }): Pick<
   RouteHandlers<typeof manifest.routes>,
-  'createOrganization' | 'listOrganizations' | 'lookupContact'
+  'createOrganization' | 'listOrganizations' | 'findContacts'
 > {
   return {
     createOrganization: async (req, res) => {
@@ -48,16 +47,12 @@ export function adminHandlers(deps: {
         nextCursor: page.nextCursor,
       });
     },
-    lookupContact: async (req, res) => {
+    findContacts: async (req, res) => {
       const tenantId = tenantIdOf(req.params.tenantId);
-      const { externalId, email, id } = parseOrThrow(contactLookupQuery, req.query, 'query');
+      const { identity } = parseOrThrow(contactSearchQuery, req.query, 'query');
       if (!(await deps.tenantExists(tenantId))) throw errors.notFound('no such tenant');
-      const contact = await findContact(
-        deps.pool,
-        tenantId,
-        id !== undefined ? { id } : email !== undefined ? { email } : { externalId: externalId! },
-      );
-      res.json(presentContact(contact));
+      const contacts = await contactsWithIdentity(deps.pool, tenantId, identity);
+      res.json({ contacts: contacts.map(presentContact) });
     },
   };
 }

@@ -65,7 +65,15 @@ describe("listing a Tenant's organizations", () => {
       nextCursor: null,
     });
     expect((await operator('GET', `/${randomUUID()}/organizations`)).status).toBe(404);
-    for (const query of ['limit=0', 'limit=101', 'cursor=', `cursor=${'x'.repeat(600)}`]) {
+    const cursorOf = (text: string) => Buffer.from(text).toString('base64url');
+    for (const query of [
+      'limit=0',
+      'limit=101',
+      'cursor=',
+      `cursor=${'x'.repeat(2100)}`,
+      // no organization has an externalId with U+0000: no cursor of this list names one
+      `cursor=${cursorOf('org\u0000x')}`,
+    ]) {
       const res = await operator('GET', `/${tenantId}/organizations?${query}`);
       expect([query, res.status]).toEqual([query, 400]);
     }
@@ -75,39 +83,98 @@ describe("listing a Tenant's organizations", () => {
     const { tenantId } = svc.newTenant();
     expect((await operator('GET', `/${tenantId}/organizations`, 'nope')).status).toBe(401);
   });
+
+  it('when externalIds are 255 characters of four UTF-8 bytes each, then the cursors the list gives page through them', async () => {
+    const { tenantId } = svc.newTenant();
+    // 😀 is two UTF-16 units: 127 of them and one more letter make 255 characters
+    const ids = ['a', 'b', 'c'].map((letter) => `${letter}${'😀'.repeat(127)}`);
+    for (const externalId of ids) {
+      expect((await svc.admin(`/tenants/${tenantId}/organizations`, { externalId })).status).toBe(
+        201,
+      );
+    }
+    const first = await (
+      await operator('GET', `/${tenantId}/organizations?limit=1`)
+    ).json<OrganizationPage>();
+    expect(first.nextCursor!.length).toBeGreaterThan(512);
+    const second = await operator(
+      'GET',
+      `/${tenantId}/organizations?limit=1&cursor=${first.nextCursor}`,
+    );
+    expect(second.status).toBe(200);
+    expect((await second.json<OrganizationPage>()).organizations[0]!.externalId).toBe(ids[1]);
+  });
 });
 
 describe('looking up, exporting and erasing a Contact as the operator', () => {
-  it('when looked up by its externalId, its email in another case, or its id, then the same Contact; by none or by two is 400', async () => {
+  it('when searched by its externalId, its email in another case, or its id, then the Contact; by nothing or by an identity no Contact has, 400 and an empty list', async () => {
     const { tenantId } = svc.newTenant();
     const email = uniqueEmail();
     const contact = await newContact(tenantId, 'ext/1', email);
 
-    for (const query of [
-      `externalId=${encodeURIComponent('ext/1')}`,
-      `email=${encodeURIComponent(email.toUpperCase())}`,
-      `id=${contact.id}`,
-    ]) {
-      const res = await operator('GET', `/${tenantId}/contacts?${query}`);
-      expect([query, res.status]).toEqual([query, 200]);
-      expect(await res.json()).toMatchObject({ id: contact.id, externalId: 'ext/1', email });
+    for (const identity of ['ext/1', email.toUpperCase(), contact.id, contact.id.toUpperCase()]) {
+      const res = await operator(
+        'GET',
+        `/${tenantId}/contacts?identity=${encodeURIComponent(identity)}`,
+      );
+      expect([identity, res.status]).toEqual([identity, 200]);
+      expect(await res.json()).toMatchObject({
+        contacts: [{ id: contact.id, externalId: 'ext/1', email }],
+      });
     }
-    for (const query of ['', `id=${contact.id}&email=${encodeURIComponent(email)}`]) {
+    for (const identity of [
+      'nobody',
+      'a\u0000b',
+      'nobody@example.com',
+      '00000000-0000-0000-0000-000000000000',
+    ]) {
+      const res = await operator(
+        'GET',
+        `/${tenantId}/contacts?identity=${encodeURIComponent(identity)}`,
+      );
+      expect(await res.json()).toEqual({ contacts: [] });
+    }
+    for (const query of ['', 'identity=', `identity=${'x'.repeat(257)}`, 'identity=a&identity=b']) {
       const res = await operator('GET', `/${tenantId}/contacts?${query}`);
-      expect(res.status).toBe(400);
+      expect([query, res.status]).toEqual([query, 400]);
       expect(await res.json()).toMatchObject({ code: 'validation_error' });
     }
   });
 
-  it("when another Tenant's path names the Contact, then 404 for the lookup, the export and the erasure, and the Contact stays", async () => {
+  it("when one Contact's externalId is another's email, then searching it finds both, oldest first", async () => {
+    const { tenantId } = svc.newTenant();
+    const email = uniqueEmail();
+    const first = await newContact(tenantId, email, uniqueEmail());
+    const second = await newContact(tenantId, 'ext-other', email);
+    const res = await operator(
+      'GET',
+      `/${tenantId}/contacts?identity=${encodeURIComponent(email)}`,
+    );
+    expect((await res.json<{ contacts: { id: string }[] }>()).contacts.map((c) => c.id)).toEqual([
+      first.id,
+      second.id,
+    ]);
+  });
+
+  it("when another Tenant's path names the Contact, then its search finds nothing, its export and erasure are 404, and the Contact stays", async () => {
     const { tenantId } = svc.newTenant();
     const other = svc.newTenant().tenantId;
     const contact = await newContact(tenantId, 'ext-2', uniqueEmail());
 
-    expect((await operator('GET', `/${other}/contacts?id=${contact.id}`)).status).toBe(404);
+    expect(
+      await (await operator('GET', `/${other}/contacts?identity=${contact.id}`)).json(),
+    ).toEqual({
+      contacts: [],
+    });
     expect((await operator('GET', `/${other}/contacts/${contact.id}/export`)).status).toBe(404);
     expect((await operator('POST', `/${other}/contacts/${contact.id}/erase`)).status).toBe(404);
-    expect((await operator('GET', `/${tenantId}/contacts?id=${contact.id}`)).status).toBe(200);
+    expect(
+      (
+        await (
+          await operator('GET', `/${tenantId}/contacts?identity=${contact.id}`)
+        ).json<{ contacts: unknown[] }>()
+      ).contacts,
+    ).toHaveLength(1);
   });
 
   it('when exported, then the JSON Lines file starts with the Contact; when erased, then 204 and it is gone', async () => {
@@ -122,7 +189,11 @@ describe('looking up, exporting and erasing a Contact as the operator', () => {
 
     const erased = await operator('POST', `/${tenantId}/contacts/${contact.id}/erase`);
     expect(erased.status).toBe(204);
-    expect((await operator('GET', `/${tenantId}/contacts?id=${contact.id}`)).status).toBe(404);
+    expect(
+      await (await operator('GET', `/${tenantId}/contacts?identity=${contact.id}`)).json(),
+    ).toEqual({
+      contacts: [],
+    });
   });
 
   it('when the admin token is missing, then 401 and nothing is erased', async () => {
@@ -133,6 +204,12 @@ describe('looking up, exporting and erasing a Contact as the operator', () => {
       `/admin/v1/tenants/${tenantId}/contacts/${contact.id}/erase`,
     );
     expect(res.status).toBe(401);
-    expect((await operator('GET', `/${tenantId}/contacts?id=${contact.id}`)).status).toBe(200);
+    expect(
+      (
+        await (
+          await operator('GET', `/${tenantId}/contacts?identity=${contact.id}`)
+        ).json<{ contacts: unknown[] }>()
+      ).contacts,
+    ).toHaveLength(1);
   });
 });

@@ -1,6 +1,7 @@
 // The live view of a Tenant's Events for the operator console: new Events as they are recorded,
 // read from PostgreSQL (where an Event is recorded before anything else sees it) every half
 // second, at most `maxPerSecond` of them passed on so that a busy Tenant cannot flood a browser.
+import { setTimeout as wait } from 'node:timers/promises';
 import { databaseNow, type Pool } from '@herald/db';
 import { eventsRecordedAfter, type LiveEvent } from './data/live-events-repository.js';
 
@@ -33,14 +34,9 @@ export const LIVE_VIEW_DEFAULTS: LiveViewOptions = {
   idleMs: 15_000,
 };
 
+/** Waits `ms`, or less when `signal` aborts; leaves no listener behind either way. */
 const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
+  wait(ms, undefined, { signal }).catch(() => undefined);
 
 /** Passes the Tenant's new Events to `sink` until `signal` aborts. */
 export async function watchLiveEvents(

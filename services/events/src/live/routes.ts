@@ -10,10 +10,12 @@ import type { manifest } from '../manifest.js';
 /** Live views one process serves at once: each reads PostgreSQL twice a second. */
 export const MAX_LIVE_VIEWS = 16;
 
+/** What a caller may leave unread before its view is ended: about a minute at the cap. */
+const MAX_UNREAD_BYTES = 1024 * 1024;
+
 /** One Server-Sent Events message; JSON.stringify leaves no line break in `data`. */
-function send(res: Response, event: string, data: unknown, id?: string): void {
-  res.write(`event: ${event}\n${id ? `id: ${id}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
-}
+const message = (event: string, data: unknown, id?: string) =>
+  `event: ${event}\n${id ? `id: ${id}\n` : ''}data: ${JSON.stringify(data)}\n\n`;
 
 const liveEventBody = (e: LiveEvent) => ({
   id: e.id,
@@ -37,46 +39,58 @@ export function liveHandlers(deps: {
   const options = { ...LIVE_VIEW_DEFAULTS, ...deps.liveView };
   return {
     liveEvents: async (req, res) => {
-      const tenantId = req.params.tenantId;
-      if (!isUuid(tenantId) || !(await deps.tenantExists(tenantId))) {
-        throw errors.notFound('no such tenant');
-      }
-      if (open.size >= MAX_LIVE_VIEWS) {
-        throw errors.unavailable('too many live views are open here; retry later');
-      }
-      open.add(res);
+      // From the start: a caller that leaves while the Tenant is looked up leaves no view behind.
       const stop = new AbortController();
-      res.on('close', () => {
-        open.delete(res);
-        stop.abort();
-      });
-      res.status(200).set({
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-store',
-        // nginx (and ingress-nginx) pass each message on at once instead of buffering
-        'x-accel-buffering': 'no',
-      });
-      res.flushHeaders();
-      res.write(
-        `retry: 3000\n: the Events of tenant ${tenantId.toLowerCase()} as they are recorded\n\n`,
-      );
+      res.once('close', () => stop.abort());
+      // A draining process ends its views at once: their clients reconnect to another pod.
+      const draining = (req.app.locals as { draining?: AbortSignal }).draining;
+      const drained = () => stop.abort();
+      draining?.addEventListener('abort', drained, { once: true });
       try {
+        const tenantId = req.params.tenantId;
+        if (!isUuid(tenantId) || !(await deps.tenantExists(tenantId))) {
+          throw errors.notFound('no such tenant');
+        }
+        if (open.size >= MAX_LIVE_VIEWS) {
+          throw errors.unavailable('too many live views are open here; retry later');
+        }
+        if (stop.signal.aborted || draining?.aborted) return;
+        open.add(res);
+        res.status(200).set({
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-store',
+          // nginx (and ingress-nginx) pass each message on at once instead of buffering
+          'x-accel-buffering': 'no',
+        });
+        res.flushHeaders();
+        res.write(
+          `retry: 3000\n: the Events of tenant ${tenantId.toLowerCase()} as they are recorded\n\n`,
+        );
+        // A caller that stops reading is dropped rather than buffered for without end.
+        const write = (text: string) => {
+          if (!res.write(text) && res.writableLength > MAX_UNREAD_BYTES) stop.abort();
+        };
         await watchLiveEvents(
           deps.pool,
           tenantId.toLowerCase(),
           {
-            event: (e) => send(res, 'recorded', liveEventBody(e), e.id),
-            skipped: (count, atLeast) => send(res, 'skipped', { count, atLeast }),
-            idle: () => res.write(': idle\n\n'),
+            event: (e) => write(message('recorded', liveEventBody(e), e.id)),
+            skipped: (count, atLeast) => write(message('skipped', { count, atLeast })),
+            idle: () => write(': idle\n\n'),
           },
           stop.signal,
           options,
         );
+        res.end();
       } catch (err) {
+        if (!res.headersSent) throw err;
         // Headers are gone: the stream ends, and the browser's view says it stopped.
         deps.logger.warn({ err, requestId: res.locals.requestId as unknown }, 'live view failed');
+        res.end();
+      } finally {
+        open.delete(res);
+        draining?.removeEventListener('abort', drained);
       }
-      res.end();
     },
   };
 }

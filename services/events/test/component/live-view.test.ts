@@ -19,15 +19,16 @@ interface Message {
   comment?: string;
 }
 
-/** A live view opened with the admin token; its messages as they come. */
-async function openLiveView(tenantId: string) {
+/** A live view opened with the admin token; its messages as they come, and how it ended. */
+async function openLiveView(tenantId: string, service: TestEventsService = svc) {
   const stop = new AbortController();
-  const res = await fetch(`${svc.url}/admin/v1/tenants/${tenantId}/events/live`, {
+  const res = await fetch(`${service.url}/admin/v1/tenants/${tenantId}/events/live`, {
     headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     signal: stop.signal,
   });
   const messages: Message[] = [];
   let buffer = '';
+  let ended: 'done' | 'error' | null = null;
   const reading = (async () => {
     const decoder = new TextDecoder();
     try {
@@ -47,13 +48,17 @@ async function openLiveView(tenantId: string) {
           messages.push(message);
         }
       }
+      ended = 'done';
     } catch {
-      // aborted by the test
+      // aborted by the test, or cut
+      ended = 'error';
     }
   })();
   return {
     res,
     messages,
+    ended: () => ended,
+    reading,
     recorded: () => messages.filter((m) => m.event === 'recorded'),
     waitFor: async (check: () => boolean, ms = 2_000) => {
       const until = Date.now() + ms;
@@ -191,5 +196,47 @@ describe('the live view', () => {
     } finally {
       await Promise.all(views.map((v) => v.close()));
     }
+  });
+
+  it('when a caller leaves while its Tenant is being looked up, then no view stays behind it', async () => {
+    const slow = await startEventsService({
+      tenantExists: async () => {
+        await new Promise((r) => setTimeout(r, 300));
+        return true;
+      },
+      deps: { liveView: { pollMs: 100 } },
+    });
+    try {
+      const { tenantId } = slow.newTenant();
+      const gone = new AbortController();
+      const leaving = fetch(`${slow.url}/admin/v1/tenants/${tenantId}/events/live`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        signal: gone.signal,
+      }).catch(() => null);
+      await new Promise((r) => setTimeout(r, 50));
+      gone.abort();
+      await leaving;
+      await new Promise((r) => setTimeout(r, 500));
+      const views = await Promise.all(
+        Array.from({ length: 16 }, () => openLiveView(tenantId, slow)),
+      );
+      try {
+        expect(views.map((v) => v.res.status)).toEqual(Array(16).fill(200));
+      } finally {
+        await Promise.all(views.map((v) => v.close()));
+      }
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('when the process drains, then its open views end at once, each with the end of its stream', async () => {
+    const draining = await startEventsService({ deps: { liveView: { pollMs: 100 } } });
+    const { tenantId } = draining.newTenant();
+    const view = await openLiveView(tenantId, draining);
+    expect(view.res.status).toBe(200);
+    await draining.close();
+    await view.reading;
+    expect(view.ended()).toBe('done');
   });
 });

@@ -3,6 +3,7 @@
 // and the chart's install test one in front of all its routes (it runs no Ingress controller).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pipeline } from 'node:stream/promises';
 
 /**
  * One ingress route: an exact path, a path prefix (whole segments, as Kubernetes' `Prefix`) or
@@ -86,9 +87,14 @@ export async function startRouter(
       { method: req.method, headers: { ...req.headers, host: target.host }, agent },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
+        // Either side ending ends the other: a caller that leaves closes the request to the pod
+        // (a live view there ends), and a pod that goes away mid-answer cuts the caller's.
+        pipeline(answer, res).catch(() => undefined);
       },
     );
+    res.once('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
     upstream.on('error', (err: NodeJS.ErrnoException) => {
       if (res.headersSent) res.destroy(err);
       else refuse(res, 502, 'service_unavailable', `The ${service} service: ${err.code ?? err}.`);

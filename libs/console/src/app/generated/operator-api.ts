@@ -161,10 +161,10 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Look up one of a Tenant's Contacts
-     * @description The Contact with this `externalId`, `email` (any case) or `id`: exactly one of them. For the operator answering a request about a person (a GDPR access or erasure request by email, say); the export and erasure routes below take the id it answers.
+     * Find a Tenant's Contacts by an identity
+     * @description The Contacts whose `externalId`, `email` (any case) or `id` is `identity`: for the operator answering a request about a person (a GDPR access or erasure request by email, say). The export and erasure routes below take the `id` it answers. An identity no Contact has is an empty list.
      */
-    get: operations['lookupContact'];
+    get: operations['findContacts'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2228,15 +2228,11 @@ export interface operations {
       };
     };
   };
-  lookupContact: {
+  findContacts: {
     parameters: {
-      query?: {
-        /** @description the customer's own id */
-        externalId?: string;
-        /** @description its email (any case) */
-        email?: string;
-        /** @description the Contact id Herald assigned */
-        id?: string;
+      query: {
+        /** @description an externalId, an email (any case) or a Contact's id */
+        identity: string;
       };
       header?: never;
       path: {
@@ -2247,7 +2243,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description the Contact */
+      /** @description the Contacts with that identity */
       200: {
         headers: {
           [name: string]: unknown;
@@ -2255,32 +2251,39 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "id": "9d0d6fd0-d171-4e8e-9846-7f4b6df96d67",
-           *       "externalId": "user-1842",
-           *       "email": "ada@example.com",
-           *       "name": "Ada King, Countess of Lovelace",
-           *       "phone": "+442071234567",
-           *       "timeZone": "Europe/London",
-           *       "createdAt": "2026-11-24T02:06:27.084Z",
-           *       "updatedAt": "2026-11-24T02:06:28.106Z"
+           *       "contacts": [
+           *         {
+           *           "id": "9d0d6fd0-d171-4e8e-9846-7f4b6df96d67",
+           *           "externalId": "user-1842",
+           *           "email": "ada@example.com",
+           *           "name": "Ada King, Countess of Lovelace",
+           *           "phone": "+442071234567",
+           *           "timeZone": "Europe/London",
+           *           "createdAt": "2026-11-24T02:06:27.084Z",
+           *           "updatedAt": "2026-11-24T02:06:28.106Z"
+           *         }
+           *       ]
            *     }
            */
           'application/json': {
-            /** Format: uuid */
-            id: string;
-            externalId?: string;
-            email: string;
-            name?: string;
-            phone?: string;
-            timeZone?: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
+            /** @description every Contact of the Tenant with that externalId, email or id: none, one, or (when one Contact has it as its externalId and another as its email) more, oldest first */
+            contacts: {
+              /** Format: uuid */
+              id: string;
+              externalId?: string;
+              email: string;
+              name?: string;
+              phone?: string;
+              timeZone?: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: date-time */
+              updatedAt: string;
+            }[];
           };
         };
       };
-      /** @description validation_error: not exactly one of `externalId`, `email` and `id` */
+      /** @description validation_error: `identity` is missing, empty or longer than 256 characters */
       400: {
         headers: {
           [name: string]: unknown;

@@ -1,118 +1,124 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, enc, request } from '../api.js';
 import { ErrorNote, TypedConfirm, useAction, when } from '../components.js';
-import type { Contact } from '../types.js';
+import type { Contact, ContactSearch } from '../types.js';
 import { tenantPath } from './Tenants.js';
 
-const BY = { externalId: 'External id', email: 'Email', id: 'Contact id' } as const;
-type By = keyof typeof BY;
-
-/** One Contact looked up, its GDPR export downloaded, or the Contact erased. */
+/** A person's Contacts found by an identity; each one's GDPR export, or its erasure. */
 export function Contacts({ tenantId }: { tenantId: string }) {
   const base = `${tenantPath(tenantId)}/contacts`;
-  const [by, setBy] = useState<By>('email');
-  const [value, setValue] = useState('');
-  const [contact, setContact] = useState<Contact | null>(null);
-  const [download, setDownload] = useState<{ url: string; name: string } | null>(null);
-  const [erasing, setErasing] = useState(false);
+  const [identity, setIdentity] = useState('');
+  const [found, setFound] = useState<Contact[] | null>(null);
   const [erased, setErased] = useState('');
   const find = useAction();
-  const exporting = useAction();
 
   return (
     <>
       <h2>Find a contact</h2>
       <form
         class="inline"
+        role="search"
         onSubmit={(e) => {
           e.preventDefault();
           void find.run(async () => {
-            setContact(null);
+            setFound(null);
             setErased('');
-            setDownload(null);
-            setContact(await api<Contact>('GET', `${base}?${by}=${enc(value.trim())}`));
+            const search = await api<ContactSearch>(
+              'GET',
+              `${base}?identity=${enc(identity.trim())}`,
+            );
+            setFound(search.contacts);
           });
         }}
       >
         <label>
-          By
-          <select value={by} onChange={(e) => setBy(e.currentTarget.value as By)}>
-            {Object.entries(BY).map(([key, label]) => (
-              <option key={key} value={key}>
-                {label}
-              </option>
-            ))}
-          </select>
+          External id, email or contact id
+          <input required value={identity} onInput={(e) => setIdentity(e.currentTarget.value)} />
         </label>
-        <label>
-          {BY[by]}
-          <input required value={value} onInput={(e) => setValue(e.currentTarget.value)} />
-        </label>
-        <button type="submit" class="primary" disabled={find.busy || value.trim() === ''}>
+        <button type="submit" class="primary" disabled={find.busy || identity.trim() === ''}>
           Find
         </button>
       </form>
       <ErrorNote error={find.error} />
       {erased && <p role="status">{erased}</p>}
-      {contact && (
-        <>
-          <dl class="contact">
-            <dt>Id</dt>
+      {found?.length === 0 && <p role="status">No contact has that identity.</p>}
+      {found?.map((contact) => (
+        <ContactFound
+          key={contact.id}
+          base={base}
+          contact={contact}
+          onErased={() => {
+            setFound((shown) => shown && shown.filter((c) => c.id !== contact.id));
+            setErased(`Contact ${contact.id} and its events were erased.`);
+          }}
+        />
+      ))}
+    </>
+  );
+}
+
+/** One Contact: what is held about it, its export, its erasure. */
+function ContactFound(props: { base: string; contact: Contact; onErased: () => void }) {
+  const { base, contact } = props;
+  const [download, setDownload] = useState<{ url: string; name: string } | null>(null);
+  const [erasing, setErasing] = useState(false);
+  const exporting = useAction();
+  // The export holds personal data: the browser lets go of it when it is replaced or the page closes.
+  useEffect(() => () => download && URL.revokeObjectURL(download.url), [download]);
+
+  return (
+    <section class="contact" aria-label={`Contact ${contact.email}`}>
+      <dl class="contact">
+        <dt>Id</dt>
+        <dd>
+          <code>{contact.id}</code>
+        </dd>
+        {contact.externalId !== undefined && (
+          <>
+            <dt>External id</dt>
             <dd>
-              <code>{contact.id}</code>
+              <code>{contact.externalId}</code>
             </dd>
-            {contact.externalId !== undefined && (
-              <>
-                <dt>External id</dt>
-                <dd>
-                  <code>{contact.externalId}</code>
-                </dd>
-              </>
-            )}
-            <dt>Email</dt>
-            <dd>{contact.email}</dd>
-            {contact.name && (
-              <>
-                <dt>Name</dt>
-                <dd>{contact.name}</dd>
-              </>
-            )}
-            <dt>Created</dt>
-            <dd>{when(contact.createdAt)}</dd>
-            <dt>Updated</dt>
-            <dd>{when(contact.updatedAt)}</dd>
-          </dl>
-          <div class="actions">
-            <button
-              type="button"
-              disabled={exporting.busy}
-              onClick={() =>
-                void exporting.run(async () => {
-                  const res = await request('GET', `${base}/${enc(contact.id)}/export`);
-                  const blob = await res.blob();
-                  if (download) URL.revokeObjectURL(download.url);
-                  setDownload({
-                    url: URL.createObjectURL(blob),
-                    name: `contact-${contact.id}.ndjson`,
-                  });
-                })
-              }
-            >
-              Prepare GDPR export
-            </button>
-            {download && (
-              <a class="button" href={download.url} download={download.name}>
-                Download {download.name}
-              </a>
-            )}
-            <button type="button" class="danger" onClick={() => setErasing(true)}>
-              Erase…
-            </button>
-          </div>
-          <ErrorNote error={exporting.error} />
-        </>
-      )}
-      {erasing && contact && (
+          </>
+        )}
+        <dt>Email</dt>
+        <dd>{contact.email}</dd>
+        {contact.name && (
+          <>
+            <dt>Name</dt>
+            <dd>{contact.name}</dd>
+          </>
+        )}
+        <dt>Created</dt>
+        <dd>{when(contact.createdAt)}</dd>
+        <dt>Updated</dt>
+        <dd>{when(contact.updatedAt)}</dd>
+      </dl>
+      <div class="actions">
+        <button
+          type="button"
+          disabled={exporting.busy}
+          onClick={() =>
+            void exporting.run(async () => {
+              const res = await request('GET', `${base}/${enc(contact.id)}/export`);
+              const blob = await res.blob();
+              setDownload({ url: URL.createObjectURL(blob), name: `contact-${contact.id}.ndjson` });
+            })
+          }
+        >
+          Prepare GDPR export
+        </button>
+        {download && (
+          <a class="button" href={download.url} download={download.name}>
+            Download {download.name}
+          </a>
+        )}
+        <button type="button" class="danger" onClick={() => setErasing(true)}>
+          Erase…
+        </button>
+      </div>
+      <ErrorNote error={exporting.error} />
+      {erasing && (
         <TypedConfirm
           title="Erase this contact?"
           expected={contact.email}
@@ -121,13 +127,12 @@ export function Contacts({ tenantId }: { tenantId: string }) {
           onConfirm={async () => {
             await api('POST', `${base}/${enc(contact.id)}/erase`);
             setErasing(false);
-            setContact(null);
-            setErased(`Contact ${contact.id} and its events were erased.`);
+            props.onErased();
           }}
         >
           <p>The contact and all its events are erased everywhere Herald keeps them, for good.</p>
         </TypedConfirm>
       )}
-    </>
+    </section>
   );
 }

@@ -54,6 +54,11 @@ export function Overview({ tenant }: { tenant: Tenant }) {
                 state = await api<Billing>('POST', `${base}/billing/payment-failures`);
               }
               setBilling(state);
+              if (state?.state !== 'suspended') {
+                throw new Error(
+                  `Still active after ${MAX_FAILURES} failed payments: billing was not suspended.`,
+                );
+              }
             })
           }
         >

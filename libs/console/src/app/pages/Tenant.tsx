@@ -25,9 +25,18 @@ export function Tenant({ tenantId, tab }: { tenantId: string; tab: Tab }) {
   const [tenant, setTenant] = useState<TenantType | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
+    // An answer for a Tenant left meanwhile is dropped: the page never shows (or deletes) it
+    // under another Tenant's address.
+    let current = true;
     setTenant(null);
     setError(null);
-    api<TenantType>('GET', tenantPath(tenantId)).then(setTenant, setError);
+    api<TenantType>('GET', tenantPath(tenantId)).then(
+      (t) => current && setTenant(t),
+      (e: unknown) => current && setError(e),
+    );
+    return () => {
+      current = false;
+    };
   }, [tenantId]);
 
   return (
@@ -40,7 +49,7 @@ export function Tenant({ tenantId, tab }: { tenantId: string; tab: Tab }) {
         <code>{tenantId}</code>
       </p>
       <ErrorNote error={error} />
-      {tenant && (
+      {tenant?.id === tenantId.toLowerCase() && (
         <>
           <nav aria-label="Tenant" class="tabs">
             {TABS.map((t) => (

@@ -1,6 +1,7 @@
 // The operator's way into a release whose operator API is not exposed, as NOTES.txt and the
 // CLI's README give it: `herald-admin forward` (one kubectl port-forward per Service, a router in
-// front), and every operator route called through it with herald-admin itself.
+// front), and every operator route called through it with herald-admin itself, and the operator
+// console's page.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { repoRoot } from '@herald/stack/config.mjs';
@@ -76,7 +77,13 @@ export async function operatorRoutesThroughForward() {
     await admin('keys', 'revoke', '--tenant', tenant, '--client-id', answers[0]);
     if (answers[5] !== '30') throw new Error(`event-retention show answered ${answers[5]}, not 30`);
     await admin('tenants', 'delete', '--tenant', tenant, '--confirm', tenant);
-    return `${commands.length + 3} herald-admin commands through ${forward.url}, every Service's operator routes`;
+    // The operator console comes through the same address, with its policy.
+    const page = await fetch(`${forward.url}/console/`);
+    const policy = page.headers.get('content-security-policy') ?? '';
+    if (page.status !== 200 || !policy.includes("frame-ancestors 'none'")) {
+      throw new Error(`/console/ answered ${page.status}, Content-Security-Policy "${policy}"`);
+    }
+    return `${commands.length + 3} herald-admin commands through ${forward.url}, every Service's operator routes; the console's page`;
   } finally {
     await forward.stop();
   }
